@@ -1,0 +1,91 @@
+"""solutions/ -> exercises/: answers become TODOs, solution-only material is removed.
+
+Markers, as nbgrader spells them: in a code cell, the lines between `### BEGIN SOLUTION` and
+`### END SOLUTION` become a TODO that raises NotImplementedError, at the marker's indentation; lines
+between `### BEGIN HIDDEN` and `### END HIDDEN` are dropped; a cell tagged `solution-only` (the
+"why this works" note) is dropped whole. Outputs are cleared.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from .files import write_atomically
+
+SOLUTION_ONLY_TAG = "solution-only"
+_REGION = re.compile(
+    r"^(?P<indent>[ \t]*)### BEGIN (?P<kind>SOLUTION|HIDDEN)[^\n]*\n(?P<body>.*?)^[ \t]*### END (?P=kind)[^\n]*(\n|$)",
+    re.MULTILINE | re.DOTALL,
+)
+TODO = "{indent}# TODO: your fix goes here (see the task above).\n{indent}raise NotImplementedError(\"TODO: replace this line with your fix\")\n"
+
+
+class AssignError(Exception):
+    """A solution notebook that does not follow the marker conventions."""
+
+
+def strip_solutions(source: str) -> str:
+    """The cell source a student gets."""
+    def replace(m: re.Match[str]) -> str:
+        return TODO.format(indent=m.group("indent")) if m.group("kind") == "SOLUTION" else ""
+
+    out = _REGION.sub(replace, source)
+    if "### BEGIN" in out or "### END" in out:
+        raise AssignError("unbalanced ### BEGIN / ### END marker")
+    return out
+
+
+def has_solution(source: str) -> bool:
+    return any(m.group("kind") == "SOLUTION" for m in _REGION.finditer(source))
+
+
+def exercise_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The student's notebook made from a solution notebook."""
+    nb = copy.deepcopy(solution)
+    cells = []
+    for cell in nb.cells:
+        if SOLUTION_ONLY_TAG in cell.get("metadata", {}).get("tags", []):
+            continue
+        if cell.cell_type == "code":
+            cell.source = strip_solutions(cell.source)
+            cell.outputs = []
+            cell.execution_count = None
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+@dataclass(frozen=True)
+class Drift:
+    path: Path
+    reason: str
+
+
+def assign(solutions: Path, exercises: Path, check: bool = False) -> list[Drift]:
+    """Writes (or, with check, compares) exercises/NN_<id>.ipynb for every solution notebook."""
+    drifts = []
+    sources = sorted(solutions.glob("*.ipynb"))
+    if not sources:
+        raise AssignError(f"no solution notebooks in {solutions}")
+    for src in sources:
+        solution = nbformat.read(src, as_version=4)
+        if not any(c.cell_type == "code" and has_solution(c.source) for c in solution.cells):
+            raise AssignError(f"{src.name} has no ### BEGIN SOLUTION region")
+        text = nbformat.writes(exercise_notebook(solution)) + "\n"
+        target = exercises / src.name
+        if check:
+            if not target.exists():
+                drifts.append(Drift(target, "missing"))
+            elif target.read_text(encoding="utf-8") != text:
+                drifts.append(Drift(target, f"differs from what {src.name} generates"))
+        else:
+            write_atomically(target, text)
+    if check:
+        expected = {s.name for s in sources}
+        drifts += [Drift(p, "has no solution notebook") for p in sorted(exercises.glob("*.ipynb")) if p.name not in expected]
+    return drifts

@@ -1,0 +1,159 @@
+"""Reusable checks: each factory returns a pure `evaluate(evidence) -> Verdict`.
+
+Tolerances have names and reasons; floats are never compared with `==`. A failure message says what
+was checked, in which trial, and how far off it was, never the hidden inputs or expected values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import torch
+
+from .evidence import Evidence, GraderError, Pair
+from .feedback import explain
+from .spec import PASS, Verdict
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+    why: str
+
+
+TOLERANCES: dict[tuple[str, str], Tolerance] = {
+    ("float64", "cpu"): Tolerance(1e-7, 1e-9, "float64 on the CPU: only the order of sums differs"),
+    ("float32", "cpu"): Tolerance(1e-4, 1e-5, "float32: eps 1.2e-7 times reductions of a few hundred terms"),
+    ("float64", "cuda"): Tolerance(1e-6, 1e-8, "cuDNN and cuBLAS choose other algorithms than the CPU"),
+    ("float32", "cuda"): Tolerance(2e-3, 2e-4, "TF32 matmuls and convolutions keep 10 mantissa bits"),
+    ("bfloat16", "cpu"): Tolerance(5e-2, 5e-2, "bfloat16 keeps 8 mantissa bits"),
+    ("bfloat16", "cuda"): Tolerance(5e-2, 5e-2, "bfloat16 keeps 8 mantissa bits"),
+    ("float16", "cuda"): Tolerance(1e-2, 1e-2, "float16 keeps 11 mantissa bits"),
+    ("float16", "cpu"): Tolerance(1e-2, 1e-2, "float16 keeps 11 mantissa bits"),
+}
+
+
+def tolerance(dtype: str, device: str) -> Tolerance:
+    return TOLERANCES[(dtype, device.split(":")[0])]
+
+
+def mismatch(got: object, want: torch.Tensor, tol: Tolerance) -> str | None:
+    """Why `got` is not `want` within `tol`, or None when it is."""
+    if isinstance(got, str):
+        return got
+    if not isinstance(got, torch.Tensor):
+        return f"expected a tensor, got {type(got).__name__}"
+    if tuple(got.shape) != tuple(want.shape):
+        return f"has shape {tuple(got.shape)}, expected {tuple(want.shape)}"
+    if want.is_floating_point() or got.is_floating_point():
+        g, w = got.double(), want.double()
+        if torch.isnan(g).any() and not torch.isnan(w).any():
+            return "contains NaN"
+        if torch.allclose(g, w, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
+            return None
+        err = (g - w).abs().nan_to_num(float("inf"))
+        rel = (err / w.abs().clamp_min(tol.atol)).max().item()
+        return f"differs (max abs error {err.max().item():.2e}, relative {rel:.2e}; tolerance rtol={tol.rtol:g})"
+    if torch.equal(got, want):
+        return None
+    return f"differs in {int((got != want).sum())} of {want.numel()} entries"
+
+
+def why_missing(pair: Pair, key: str) -> str:
+    """The message for an observation that was never made: the error that stopped it, if any."""
+    if pair.got.error is not None:
+        return f"In {pair.label}: {explain(pair.got.error)}"
+    return f"In {pair.label}: `{key}` was not observed (did your code return early or return None?)."
+
+
+def _select(keys: Iterable[str], available: Iterable[str]) -> list[str]:
+    """The available keys named exactly, or starting with a given key that ends in a space."""
+    available = list(available)
+    chosen: list[str] = []
+    for k in keys:
+        chosen += [a for a in available if a == k or (k.endswith(" ") and a.startswith(k))]
+    return chosen
+
+
+def matches_reference(
+    keys: tuple[str, ...],
+    what: str,
+    scenarios: tuple[str, ...] | None = None,
+    dtypes: tuple[str, ...] | None = None,
+) -> Callable[[Evidence], Verdict]:
+    """Every observation named by `keys` equals the reference's, within the trial's tolerance."""
+
+    def evaluate(ev: Evidence) -> Verdict:
+        compared = 0
+        for pair in ev.pairs(scenarios, dtypes):
+            for key in _select(keys, pair.want.values):
+                compared += 1
+                if key not in pair.got.values:
+                    return Verdict(False, why_missing(pair, key))
+                want = pair.want.values[key]
+                got = pair.got.values[key]
+                if isinstance(want, torch.Tensor):
+                    problem = mismatch(got, want, tolerance(pair.trial.dtype, pair.trial.device))
+                elif isinstance(want, float):
+                    problem = mismatch(torch.tensor(float(got)) if isinstance(got, (int, float)) else got,
+                                       torch.tensor(want), tolerance(pair.trial.dtype, pair.trial.device))
+                else:
+                    problem = None if got == want else f"is {got!r}, expected {want!r}"
+                if problem:
+                    return Verdict(False, f"{what}: `{key}` {problem}, in {pair.label}.")
+        if not compared:
+            raise GraderError(f"nothing to compare for {keys} in {scenarios}: a check that cannot fail")
+        return PASS
+
+    return evaluate
+
+
+def completes(scenarios: tuple[str, ...], what: str) -> Callable[[Evidence], Verdict]:
+    """The trials of these scenarios ran to the end without raising."""
+
+    def evaluate(ev: Evidence) -> Verdict:
+        for pair in _some(ev.pairs(scenarios), scenarios):
+            if pair.got.error is not None:
+                return Verdict(False, f"{what} failed. In {pair.label}: {explain(pair.got.error)}")
+        return PASS
+
+    return evaluate
+
+
+def holds(key: str, scenarios: tuple[str, ...], failure: str) -> Callable[[Evidence], Verdict]:
+    """A boolean observation is True in every trial of these scenarios; `failure` says what it means."""
+
+    def evaluate(ev: Evidence) -> Verdict:
+        for pair in _some(ev.pairs(scenarios), scenarios):
+            if key not in pair.got.values:
+                return Verdict(False, why_missing(pair, key))
+            if pair.got.values[key] is not True:
+                return Verdict(False, f"{failure} (in {pair.label}).")
+        return PASS
+
+    return evaluate
+
+
+def _some(pairs: Iterable[Pair], scenarios: object) -> Iterator[Pair]:
+    """The pairs, raising GraderError if there are none: a check over no trial cannot fail."""
+    seen = False
+    for pair in pairs:
+        seen = True
+        yield pair
+    if not seen:
+        raise GraderError(f"no trial of {scenarios} ran: a check that cannot fail")
+
+
+def all_of(*evaluators: Callable[[Evidence], Verdict]) -> Callable[[Evidence], Verdict]:
+    """Passes when every evaluator passes; reports the first failure."""
+
+    def evaluate(ev: Evidence) -> Verdict:
+        for e in evaluators:
+            verdict = e(ev)
+            if not verdict.passed:
+                return verdict
+        return PASS
+
+    return evaluate

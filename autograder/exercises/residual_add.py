@@ -1,0 +1,113 @@
+"""Exercise 1: `+=` on the output of a ReLU in a residual block (seed 001).
+
+`relu` saves its output for backward; `out += x` changes that output in place, so backward raises.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import checks, probes
+from ..spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
+
+
+class ResidualBlock(nn.Module):
+    """The reference: the intended math, out of place."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.relu(self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))) + x
+
+
+def _drawer(channels: int, batch: int, size: int, x_requires_grad: bool = True):
+    def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
+        shape = (batch, channels, size, size)
+        return {
+            "channels": channels,
+            "x_requires_grad": x_requires_grad,
+            "x": torch.randn(shape, generator=g, dtype=torch.float64).to(dtype),
+            "grad_output": torch.randn(shape, generator=g, dtype=torch.float64).to(dtype),
+            **probes.draw_state(ResidualBlock(channels), g, dtype),
+        }
+
+    return draw
+
+
+def _forward_backward(train: bool):
+    def run(ns, inputs, device, obs):
+        model = probes.build(ns["ResidualBlock"], (inputs["channels"],), inputs, device, inputs["x"].dtype)
+        model.train(train)
+        x = inputs["x"].requires_grad_(inputs["x_requires_grad"])
+        before = x.detach().clone()
+        out = model(x)
+        obs["output"] = out
+        obs["x unchanged"] = torch.equal(x.detach(), before)
+        out.backward(inputs["grad_output"])
+        if x.requires_grad:
+            obs["grad x"] = x.grad if x.grad is not None else "`x` got no gradient (its .grad is None)"
+        probes.observe_grads(obs, model)
+        probes.observe_buffers(obs, model)
+        obs["x unchanged"] = torch.equal(x.detach(), before)
+
+    return run
+
+
+def _gradcheck(ns, inputs, device, obs):
+    model = probes.build(ns["ResidualBlock"], (inputs["channels"],), inputs, device, inputs["x"].dtype)
+    names = ("conv1.weight", "bn2.weight")
+    params = {n: p.detach().clone().requires_grad_(True) for n, p in model.named_parameters() if n in names}
+
+    def fn(x, *weights):
+        return torch.func.functional_call(model, dict(zip(names, weights)), (x,))
+
+    x = inputs["x"].requires_grad_(True)
+    obs["gradcheck"] = probes.gradcheck_passes(fn, (x, *(params[n] for n in names)))
+
+
+TRAIN, EVAL, FROZEN, GRADCHECK, PUBLIC = "train", "eval", "input without grad", "gradcheck", "public"
+F64 = (torch.float64,)
+
+EXERCISE = Exercise(
+    id="residual_add",
+    number=1,
+    title="The += residual",
+    summary="`out += x` after a ReLU in a residual block: make the residual add safe for autograd.",
+    defines=(Symbol("ResidualBlock", "class", ("channels",)),),
+    reference={"ResidualBlock": ResidualBlock},
+    failure=ExpectedError("RuntimeError", INPLACE_ERROR),
+    scenarios=(
+        Scenario(PUBLIC, _drawer(2, 2, 4), _forward_backward(train=True), public=True),
+        Scenario(TRAIN, _drawer(4, 3, 5), _forward_backward(train=True)),
+        Scenario(EVAL, _drawer(4, 3, 5), _forward_backward(train=False)),
+        Scenario(FROZEN, _drawer(3, 2, 5, x_requires_grad=False), _forward_backward(train=True)),
+        Scenario(GRADCHECK, _drawer(2, 2, 3), _gradcheck, dtypes=F64, public=True),
+    ),
+    checks=(
+        Check("forward", 2, "The block's output equals relu(bn2(conv2(relu(bn1(conv1(x)))))) + x.",
+              checks.matches_reference(("output",), "Forward output"), public=True),
+        Check("backward runs", 1, "loss.backward() runs through the block in training mode.",
+              checks.completes((PUBLIC, TRAIN), "Backward"), public=True),
+        Check("gradients", 3, "Gradients of the input and of every parameter match the reference, "
+              "in float32 and float64.", checks.matches_reference(("grad ",), "Gradient", (TRAIN, FROZEN))),
+        Check("gradcheck", 1, "Analytic gradients agree with finite differences (float64 gradcheck).",
+              checks.holds("gradcheck", (GRADCHECK,), "gradcheck found gradients that disagree with "
+                           "finite differences"), public=True),
+        Check("train and eval", 1, "Eval mode uses the running statistics and leaves them unchanged; "
+              "training mode updates them as BatchNorm does.",
+              checks.all_of(checks.matches_reference(("output", "grad "), "Eval mode", (EVAL,)),
+                            checks.matches_reference(("buffer ",), "BatchNorm running statistics"))),
+        Check("caller's tensors unchanged", 2, "The input tensor `x` is not modified by forward or backward.",
+              checks.holds("x unchanged", (PUBLIC, TRAIN, FROZEN), "Your block changed the caller's `x` in place"),
+              public=True),
+    ),
+)

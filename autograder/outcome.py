@@ -1,0 +1,75 @@
+"""What came back from running code on one trial: observations, or an error, as plain values.
+
+This is the only thing that crosses from a worker (which ran student code) to the grader, so it holds
+plain tensors, numbers and strings, never objects the submission made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One run of a scenario: in which dtype, on which device."""
+
+    scenario: str
+    dtype: str  # "float32", "float64"
+    device: str  # "cpu", "cuda"
+
+    @property
+    def key(self) -> str:
+        return f"{self.scenario}/{self.dtype}/{self.device}"
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return getattr(torch, self.dtype)
+
+    @classmethod
+    def from_key(cls, key: str) -> Trial:
+        scenario, dtype, device = key.split("/")
+        return cls(scenario, dtype, device)
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """An exception raised while running a trial, located in the code under test where possible."""
+
+    type: str
+    message: str
+    line: int | None = None  # 1-based line of the answer code, innermost frame
+    code: str | None = None  # that line's text
+    culprit: dict[str, Any] | None = None  # the locator's report for in-place errors
+
+    @property
+    def not_attempted(self) -> bool:
+        return self.type == "NotImplementedError"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Observations made before the trial ended, and the error that ended it early, if any."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    error: ErrorInfo | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """Everything a run of one submission produced, as the grader receives it.
+
+    `status` is "ok" when the worker reported; "timed_out", "crashed" or "malformed" when it could
+    not, with `detail` saying why. `problems` maps a required name to what is wrong with it.
+    """
+
+    status: str = "ok"
+    detail: str = ""
+    load_error: ErrorInfo | None = None
+    problems: dict[str, str] = field(default_factory=dict)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    stdout: str = ""
+    seconds: float = 0.0

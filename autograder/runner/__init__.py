@@ -1,0 +1,39 @@
+"""Where answer code runs. One small interface, `Runner.run(job) -> RunReport`, so the sandbox and
+the warm pool can change without the rest of the grader noticing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..outcome import RunReport, Trial
+from ..spec import Inputs
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission's answer code and the trials to run it on."""
+
+    exercise: str
+    code: str
+    trials: tuple[Trial, ...]
+    inputs: dict[str, Inputs]
+    timeout: float = 60.0
+
+
+class Runner(Protocol):
+    def run(self, job: Job) -> RunReport: ...
+
+
+class InProcessRunner:
+    """Runs trusted code in this process: the solutions in tests, and a student's own self-check.
+
+    Never for grading submissions: grading keeps student code out of the process that holds the
+    reference.
+    """
+
+    def run(self, job: Job) -> RunReport:
+        from ..exercises import get
+        from ..harness import run_answer
+
+        return run_answer(get(job.exercise), job.code, job.trials, job.inputs)

@@ -1,0 +1,49 @@
+"""`check("residual_add")` inside a notebook: the public checks, on the names the notebook defined.
+
+It runs in the student's own kernel on public inputs only; its result never enters a grade.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from . import trials as trial_plan
+from .exercises import get
+from .grade import grade
+from .harness import run_reference, run_trials, symbol_problems
+from .outcome import RunReport
+from .report import feedback_text
+from .result import Result
+
+
+def _notebook_namespace() -> Mapping[str, Any]:
+    """The interactive namespace: IPython's user namespace, or __main__'s globals in a script."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None:
+            return shell.user_ns
+    except ImportError:
+        pass
+    return vars(sys.modules["__main__"])
+
+
+def check(exercise_id: str, namespace: Mapping[str, Any] | None = None, *, quiet: bool = False) -> Result:
+    """Runs the exercise's public checks on the names defined in the notebook and prints feedback."""
+    exercise = get(exercise_id)
+    ns = _notebook_namespace() if namespace is None else namespace
+    trials = trial_plan.plan(exercise, ("cpu",), public_only=True)
+    inputs = trial_plan.draw(exercise, trials, trial_plan.PUBLIC_SEED)
+    problems = symbol_problems(exercise, ns)
+    report = RunReport(problems=problems) if problems else RunReport(
+        outcomes=run_trials(exercise, ns, trials, inputs, filename="<notebook>")
+    )
+    result = grade(exercise, report, run_reference(exercise, trials, inputs), trials, inputs,
+                   public_only=True, submission="notebook")
+    if not quiet:
+        print(feedback_text(result))
+        print("(Self-check: public checks only. The grader also checks gradients on hidden inputs.)")
+    return result

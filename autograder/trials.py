@@ -1,0 +1,42 @@
+"""Which trials a grading runs, and the inputs they get: drawn by the grader, seeded, hidden."""
+
+from __future__ import annotations
+
+import hashlib
+
+import torch
+
+from .outcome import Trial
+from .spec import Exercise, Inputs
+
+PUBLIC_SEED = 0
+"""Seed of the public inputs (self-check). Hidden inputs derive from a per-submission seed."""
+
+
+def plan(exercise: Exercise, devices: tuple[str, ...], public_only: bool) -> tuple[Trial, ...]:
+    """Every (scenario, dtype, device) to run: public scenarios only for a self-check."""
+    return tuple(
+        Trial(s.name, str(dtype).removeprefix("torch."), device)
+        for s in exercise.scenarios
+        if s.public or not public_only
+        for dtype in s.dtypes
+        for device in devices
+    )
+
+
+def derive_seed(*parts: str) -> int:
+    """A 63-bit seed from strings, stable across runs and machines (unlike hash())."""
+    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def draw(exercise: Exercise, trials: tuple[Trial, ...], seed: int) -> dict[str, Inputs]:
+    """The inputs of each scenario and dtype, the same for every device so devices can be compared."""
+    inputs: dict[str, Inputs] = {}
+    for trial in trials:
+        key = f"{trial.scenario}/{trial.dtype}"
+        if key in inputs:
+            continue
+        generator = torch.Generator().manual_seed(derive_seed(str(seed), exercise.id, key))
+        inputs[key] = exercise.scenario(trial.scenario).draw(generator, trial.torch_dtype)
+    return inputs
