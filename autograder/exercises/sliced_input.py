@@ -1,0 +1,228 @@
+"""Exercise 3: writing predicted label tokens into a slice of the input between two passes (seed 002).
+
+The first pass saves the input: embedding keeps the token indices, `mul` keeps the mask. Writing
+`tokens[:, -3:]` and `mask[:, -3:]` in place before backward changes both, so backward raises. The
+fix must build new tensors for the second pass, with the same encoder (the seed's fix also swapped
+in a second encoder, which changes the model), and leave the caller's tensors as they were.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from .. import checks, probes
+from ..evidence import GraderError
+from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Scenario, Symbol, Verdict
+
+LABEL_LEN = 3
+"""How many trailing positions the predicted label's tokens replace."""
+
+ARGMAX_MARGIN = 0.05
+"""Smallest gap drawn between the best and second-best first-pass logit (float64). The worst trial
+tolerance (float32 with TF32 on CUDA, logits of size ~1) moves a logit by ~5e-3 and gradcheck's eps
+by ~1e-6: with a 10x larger gap, every correct fix predicts the reference's labels."""
+
+MAX_DRAWS = 200
+
+
+class TwoStageClassifier(nn.Module):
+    """The reference: the second pass reads new tensors made with `torch.cat`; nothing is written."""
+
+    def __init__(self, vocab_size: int, dim: int, num_a: int, num_b: int, label_tokens: torch.Tensor):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, dim)
+        self.fc_a = nn.Linear(dim, num_a)
+        self.fc_b = nn.Linear(dim, num_b)
+        self.register_buffer("label_tokens", label_tokens)
+
+    def pool(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return (self.embed(tokens) * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+
+    def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logits_a = self.fc_a(self.pool(tokens, mask))
+        labels = self.label_tokens[logits_a.argmax(1)]
+        tokens2 = torch.cat([tokens[:, :-LABEL_LEN], labels], dim=1)
+        mask2 = torch.cat([mask[:, :-LABEL_LEN], torch.ones_like(mask[:, -LABEL_LEN:])], dim=1)
+        return logits_a, self.fc_b(self.pool(tokens2, mask2))
+
+
+def _sizes(inputs: dict[str, Any]) -> tuple[int, int, int, int]:
+    return inputs["vocab_size"], inputs["dim"], inputs["num_a"], inputs["num_b"]
+
+
+def _drawer(vocab: int, dim: int, num_a: int, num_b: int, batch: int, length: int):
+    """Tokens, a padding mask, label tokens and a state whose first-pass argmax is clear-cut and varied."""
+
+    def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
+        for _ in range(MAX_DRAWS):
+            labels = torch.randperm(vocab, generator=g)[: num_a * LABEL_LEN].view(num_a, LABEL_LEN)
+            model = TwoStageClassifier(vocab, dim, num_a, num_b, labels).double()
+            state = probes.draw_state(model, g, torch.float64)
+            # Unit-scale embeddings and first head, small bias: the prediction depends on the tokens,
+            # so rows predict different labels (with draw_state's 1/sqrt(fan_in) the bias would decide).
+            state[probes.STATE + "embed.weight"] = torch.randn(vocab, dim, generator=g, dtype=torch.float64)
+            state[probes.STATE + "fc_a.weight"] = torch.randn(num_a, dim, generator=g, dtype=torch.float64)
+            state[probes.STATE + "fc_a.bias"] = 0.1 * torch.randn(num_a, generator=g, dtype=torch.float64)
+            tokens = torch.randint(0, vocab, (batch, length), generator=g)
+            mask = (torch.rand(batch, length, generator=g, dtype=torch.float64) < 0.7).to(dtype)
+            mask[:, 0] = 1  # every row has a token to pool in the first pass
+            mask[0, -1] = 0  # a padded label slot, so that forgetting `mask[:, -3:] = 1` shows
+            model.load_state_dict({k[len(probes.STATE):]: v for k, v in state.items()})
+            with torch.no_grad():
+                logits_a = model(tokens, mask.double())[0]
+            top, predicted = logits_a.topk(2, dim=1).values, logits_a.argmax(1)
+            clear = bool((top[:, 0] - top[:, 1] > ARGMAX_MARGIN).all())
+            if clear and (batch == 1 or predicted.unique().numel() > 1):
+                break
+        else:
+            raise GraderError("could not draw inputs with a clear first-pass prediction")
+        return {
+            "vocab_size": vocab, "dim": dim, "num_a": num_a, "num_b": num_b,
+            "label_tokens": labels,
+            "tokens": tokens,
+            "mask": mask,
+            "grad_a": torch.randn(batch, num_a, generator=g, dtype=torch.float64).to(dtype),
+            "grad_b": torch.randn(batch, num_b, generator=g, dtype=torch.float64).to(dtype),
+            **{k: v.to(dtype) for k, v in state.items() if v.is_floating_point()},
+        }
+
+    return draw
+
+
+def _build(ns, inputs: dict[str, Any], device: torch.device) -> nn.Module:
+    """The student's class with the drawn parameters loaded, by name (the structure check judges names)."""
+    dtype = inputs["mask"].dtype  # the trial's dtype
+    model = ns["TwoStageClassifier"](*_sizes(inputs), inputs["label_tokens"])
+    model = model.to(device=device, dtype=dtype)
+    own = model.state_dict()
+    state = {k[len(probes.STATE):]: v for k, v in inputs.items() if k.startswith(probes.STATE)}
+    model.load_state_dict({k: v for k, v in state.items() if k in own}, strict=False)
+    return model
+
+
+def _observe_structure(obs: dict[str, Any], model: nn.Module) -> None:
+    obs["parameters"] = ", ".join(f"{n} {tuple(p.shape)}" for n, p in model.named_parameters())
+    obs["buffers"] = ", ".join(f"{n} {tuple(b.shape)} {str(b.dtype).removeprefix('torch.')}"
+                               for n, b in model.named_buffers())
+    obs["submodules"] = ", ".join(f"{n}: {type(m).__name__}" for n, m in model.named_children())
+
+
+def _call(model: nn.Module, tokens: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    out = model(tokens, mask)
+    if not (isinstance(out, (tuple, list)) and len(out) == 2 and all(isinstance(o, torch.Tensor) for o in out)):
+        raise TypeError(f"forward should return a tuple (logits_a, logits_b) of two tensors, "
+                        f"but it returned {type(out).__name__}")
+    return out[0], out[1]
+
+
+def _forward_backward(ns, inputs, device, obs):
+    model = _build(ns, inputs, device)
+    tokens, mask = inputs["tokens"], inputs["mask"]
+    tokens_before, mask_before = tokens.clone(), mask.clone()
+
+    def unchanged() -> None:
+        obs["tokens unchanged"] = torch.equal(tokens, tokens_before)
+        obs["mask unchanged"] = torch.equal(mask, mask_before)
+
+    logits_a, logits_b = _call(model, tokens, mask)
+    obs["logits_a"], obs["logits_b"] = logits_a, logits_b
+    unchanged()
+    _observe_structure(obs, model)  # after a forward pass: a module made inside forward shows up
+    loss = (logits_a * inputs["grad_a"]).sum() + (logits_b * inputs["grad_b"]).sum()
+    loss.backward()
+    probes.observe_grads(obs, model)
+    unchanged()
+    _observe_structure(obs, model)
+
+
+def _gradcheck(ns, inputs, device, obs):
+    model = _build(ns, inputs, device)
+    names = ("embed.weight", "fc_a.weight", "fc_b.weight")
+    weights = dict(model.named_parameters())
+    tokens, mask = inputs["tokens"], inputs["mask"]
+
+    def fn(*ws):
+        # fresh copies each call, so the gradients are judged here, not the caller's tensors
+        return torch.func.functional_call(model, dict(zip(names, ws)), (tokens.clone(), mask.clone()))
+
+    params = tuple(weights[n].detach().clone().requires_grad_(True) for n in names)
+    obs["gradcheck"] = probes.gradcheck_passes(fn, params)
+
+
+_ENCODER = ("Both passes must use the same `embed`: a second encoder, or a copy of `embed`, has weights of "
+            "its own, so the two passes no longer train one `embed`.")
+_WHY = {
+    "parameters": _ENCODER,
+    "submodules": _ENCODER,
+    "buffers": "Register `label_tokens` with `self.register_buffer`, so that it is part of the model's state "
+               "and moves with it (`.to(device)`).",
+}
+
+
+def _structure(ev) -> Verdict:
+    """Exactly the spec's parameters, buffer and submodules, the same as the reference's."""
+    seen = False
+    for pair in ev.pairs():
+        for key in ("parameters", "buffers", "submodules"):
+            if key not in pair.want.values:
+                continue
+            seen = True
+            got = pair.got.values.get(key)
+            if got is None:
+                return Verdict(False, checks.why_missing(pair, key))
+            if got != pair.want.values[key]:
+                return Verdict(False, f"Your model's {key} are [{got}], but the exercise asks for exactly "
+                                      f"[{pair.want.values[key]}] (in {pair.label}). {_WHY[key]}")
+    if not seen:
+        raise GraderError("no trial observed the model's structure: a check that cannot fail")
+    return PASS
+
+
+PUBLIC, HIDDEN, SINGLE, GRADCHECK = "public", "hidden", "batch of one", "gradcheck"
+F64 = (torch.float64,)
+FORWARD = (PUBLIC, HIDDEN, SINGLE)
+
+EXERCISE = Exercise(
+    id="sliced_input",
+    number=3,
+    title="The sliced input",
+    summary="Predicted label tokens written into `tokens[:, -3:]` between two passes: feed the second "
+            "pass without changing what the first pass saved.",
+    defines=(Symbol("TwoStageClassifier", "class", ("vocab_size", "dim", "num_a", "num_b", "label_tokens")),),
+    reference={"TwoStageClassifier": TwoStageClassifier},
+    failure=ExpectedError("RuntimeError", INPLACE_ERROR),
+    scenarios=(
+        Scenario(PUBLIC, _drawer(13, 4, 3, 4, batch=3, length=6), _forward_backward, public=True),
+        Scenario(HIDDEN, _drawer(50, 16, 5, 7, batch=8, length=12), _forward_backward),
+        Scenario(SINGLE, _drawer(20, 8, 4, 3, batch=1, length=5), _forward_backward),
+        Scenario(GRADCHECK, _drawer(11, 3, 3, 2, batch=3, length=5), _gradcheck, dtypes=F64, public=True),
+    ),
+    checks=(
+        Check("forward", 2, "logits_a comes from the input as given; logits_b from the input with its last "
+              "3 tokens replaced by label_tokens[logits_a.argmax(1)] and their mask set to 1.",
+              checks.all_of(
+                  checks.matches_reference(("logits_a",), "First pass", FORWARD),
+                  checks.matches_reference(("logits_b",), "Second pass (last 3 tokens replaced by "
+                                           "label_tokens[logits_a.argmax(1)], their mask set to 1)", FORWARD)),
+              public=True),
+        Check("backward runs", 1, "Backward runs through both passes.",
+              checks.completes(FORWARD, "Backward"), public=True),
+        Check("gradients", 3, "The gradient of every parameter matches the reference, in float32 and float64.",
+              checks.matches_reference(("grad ",), "Gradient", (HIDDEN, SINGLE))),
+        Check("gradcheck", 1, "Analytic gradients of embed.weight, fc_a.weight and fc_b.weight agree with "
+              "finite differences (float64 gradcheck).",
+              checks.holds("gradcheck", (GRADCHECK,), "gradcheck found gradients that disagree with finite "
+                           "differences"), public=True),
+        Check("caller's tensors unchanged", 2, "The caller's `tokens` and `mask` are not modified by forward "
+              "or backward.",
+              checks.all_of(
+                  checks.holds("tokens unchanged", FORWARD, "Your model changed the caller's `tokens` in place"),
+                  checks.holds("mask unchanged", FORWARD, "Your model changed the caller's `mask` in place")),
+              public=True),
+        Check("one encoder", 1, "The model has exactly the submodules embed, fc_a, fc_b and the buffer "
+              "label_tokens, before and after a forward pass.", _structure, public=True),
+    ),
+)

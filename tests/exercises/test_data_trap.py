@@ -1,0 +1,88 @@
+"""Exercise 6 (data_trap): the solution, correct alternatives and plausible wrong fixes."""
+
+import pytest
+
+from tests.conftest import failing, solution_code
+
+ID = "data_trap"
+
+
+def fn(body: str) -> str:
+    lines = "".join(f"    {line}\n" for line in body.strip().splitlines())
+    return f"import torch\nimport torch.nn.functional as F\n\n\ndef normalized_linear(x, weight):\n{lines}"
+
+
+BROKEN = fn("""
+weight.div_(weight.norm(dim=1, keepdim=True))
+return x @ weight.T
+""")
+
+CORRECT = {
+    "divide by the norm": fn("return x @ (weight / weight.norm(dim=1, keepdim=True)).T"),
+    "F.normalize": fn("return x @ F.normalize(weight, dim=1).T"),
+    "linalg.vector_norm and F.linear": fn("""
+w = weight / torch.linalg.vector_norm(weight, dim=1, keepdim=True)
+return F.linear(x, w)
+"""),
+    "clone then div_ by the weight's norm": fn("""
+w = weight.clone()
+w.div_(weight.norm(dim=1, keepdim=True))
+return x @ w.T
+"""),
+    "sqrt of the sum of squares": fn("""
+norm = (weight * weight).sum(dim=1, keepdim=True).sqrt()
+return x @ (weight / norm).t()
+"""),
+}
+
+WRONG = {
+    # name: (code, the checks that must fail)
+    ".data dodge": (fn("""
+weight.data.div_(weight.norm(dim=1, keepdim=True))
+return x @ weight.T
+"""), {"gradients", "gradcheck", "weight unchanged"}),
+    "detached norm": (fn("return x @ (weight / weight.norm(dim=1, keepdim=True).detach()).T"), {"gradients", "gradcheck"}),
+    "normalised under no_grad": (fn("""
+with torch.no_grad():
+    w = weight / weight.norm(dim=1, keepdim=True)
+return x @ w.T
+"""), {"gradients"}),
+    "normalised copy written back": (fn("""
+w = weight / weight.norm(dim=1, keepdim=True)
+with torch.no_grad():
+    weight.copy_(w)
+return x @ w.T
+"""), {"weight unchanged"}),
+    "wrong dim": (fn("return x @ (weight / weight.norm(dim=0, keepdim=True)).T"), {"forward"}),
+    "clone then div_ by its own norm": (fn("""
+w = weight.clone()
+w.div_(w.norm(dim=1, keepdim=True))
+return x @ w.T
+"""), {"backward runs"}),
+}
+
+
+def test_solution_scores_full(grade):
+    result = grade(ID, solution_code(ID))
+    assert result.score == result.max_score == 10, result
+
+
+def test_broken_starter_scores_less(grade):
+    result = grade(ID, BROKEN)
+    assert result.score == 0
+    assert {"forward", "backward runs", "gradients", "gradcheck"} <= failing(result)
+    assert "leaf Variable that requires grad" in next(t.output for t in result.tests if t.name == "forward")
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_alternative_passes(grade, name):
+    result = grade(ID, CORRECT[name])
+    assert result.score == 10, [(t.name, t.output) for t in result.tests if t.status == "failed"]
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_wrong_fix_fails_for_the_right_reason(grade, name):
+    code, must_fail = WRONG[name]
+    result = grade(ID, code)
+    assert result.score < 10
+    assert must_fail <= failing(result), [(t.name, t.output) for t in result.tests]
