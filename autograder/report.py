@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable
-from pathlib import Path
 
-from .files import write_atomically
 from .result import Result
 
 GRADEBOOK_FIELDS = ("submission", "exercise", "status", "score", "max_score", "execution_time", "results")
@@ -26,26 +23,19 @@ def feedback_text(result: Result) -> str:
     return "\n".join(lines)
 
 
-def write_results(result: Result, path: Path) -> None:
-    write_atomically(path, json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
-
-
-def gradebook_csv(rows: Iterable[dict[str, object]]) -> str:
+def gradebook_csv(results: Iterable[dict[str, object]]) -> str:
+    """One row per submission, from the results.json contents, in the given order."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=GRADEBOOK_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=GRADEBOOK_FIELDS, lineterminator="\n")
     writer.writeheader()
-    for row in rows:
-        writer.writerow(row)
+    for data in results:
+        writer.writerow({
+            "submission": data.get("submission", ""),
+            "exercise": data.get("exercise", ""),
+            "status": data.get("status", ""),
+            "score": f"{float(data.get('score', 0)):g}",
+            "max_score": f"{float(data.get('max_score', 0)):g}",
+            "execution_time": f"{float(data.get('execution_time', 0)):.2f}",
+            "results": f"{data.get('submission', '')}/results.json",
+        })
     return buffer.getvalue()
-
-
-def gradebook_row(result: Result, results_path: str) -> dict[str, object]:
-    return {
-        "submission": result.submission,
-        "exercise": result.exercise,
-        "status": result.status,
-        "score": f"{result.score:g}",
-        "max_score": f"{result.max_score:g}",
-        "execution_time": f"{result.execution_time:.2f}",
-        "results": results_path,
-    }

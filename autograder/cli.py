@@ -1,0 +1,175 @@
+"""The command line: `autograder list | grade | check | assign | blame`. I/O lives here."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import devices as device_choice
+from .exercises import EXERCISES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    table = Table(title="Exercises")
+    for column in ("#", "id", "title", "points", "checks"):
+        table.add_column(column)
+    for ex in EXERCISES.values():
+        checks = ", ".join(f"{c.name} ({c.points:g})" for c in ex.checks)
+        table.add_row(str(ex.number), ex.id, ex.title, f"{ex.max_score:g}", checks)
+    _console().print(table)
+    return 0
+
+
+def _devices(choice: str) -> tuple[str, ...]:
+    import torch
+
+    found, warning = device_choice.resolve(choice, torch.cuda.is_available())
+    if warning:
+        _console(stderr=True).print(f"[yellow]warning:[/] {warning}")
+    return found
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from .batch import Settings, find_submissions, grade_batch
+    from .runner.subprocess_runner import SubprocessRunner
+
+    if args.exercise and args.exercise not in EXERCISES:
+        return _usage(f"unknown exercise {args.exercise!r}; known: {', '.join(EXERCISES)}")
+    missing = [p for p in args.paths if not p.exists()]
+    if missing:
+        return _usage(f"no such file or folder: {', '.join(map(str, missing))}")
+    devices = _devices(args.device)
+    files = find_submissions(args.paths)
+    if not files:
+        return _usage("no .ipynb or .py submissions found under " + ", ".join(map(str, args.paths)))
+    settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
+                        salt=os.environ.get("AUTOGRADER_SALT", Settings.salt))
+    console = _console()
+    progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("{task.description}"), console=console, disable=args.quiet)
+    with progress:
+        task = progress.add_task("", total=len(files))
+
+        def done(name: str, data: dict, reused: bool) -> None:
+            progress.update(task, advance=1, description=f"{name}{' (already graded)' if reused else ''}")
+
+        results = grade_batch(args.paths, args.out, settings, SubprocessRunner(), jobs=args.jobs, on_done=done)
+    _summary(console, results, args.out)
+    return 1 if any(r.get("status") == "grader_error" for r in results) else 0
+
+
+def _summary(console: Console, results: list[dict], out: Path) -> None:
+    table = Table(title=f"{len(results)} submissions graded")
+    for column in ("submission", "exercise", "status", "score", "failed checks"):
+        table.add_column(column, overflow="fold")
+    style = {"passed": "green", "grader_error": "bold red", "failed": "yellow"}
+    for r in results:
+        failed = ", ".join(t["name"] for t in r.get("tests", []) if t["status"] == "failed")
+        status = r.get("status", "")
+        table.add_row(r.get("submission", ""), r.get("exercise", ""), f"[{style.get(status, 'red')}]{status}[/]",
+                      f"{r.get('score', 0):g}/{r.get('max_score', 0):g}", failed)
+    console.print(table)
+    errors = sum(r.get("status") == "grader_error" for r in results)
+    if errors:
+        console.print(f"[bold red]{errors} submission(s) hit an internal grading error: see their results.json[/]")
+    console.print(f"Results: {out}/<submission>/results.json; gradebook: {out / 'gradebook.csv'}")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .pipeline import grade_code
+    from .report import feedback_text
+    from .runner.subprocess_runner import SubprocessRunner
+    from .submission import SubmissionError, answer_code
+
+    try:
+        answer = answer_code(args.path)
+    except (SubmissionError, OSError) as e:
+        _console().print(f"[red]{e}[/]")
+        return 1
+    exercise = answer.exercise or args.exercise
+    if exercise is None:
+        return _usage(f"{args.path} does not say which exercise it is: pass --exercise ID")
+    if exercise not in EXERCISES:
+        return _usage(f"unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
+    result = grade_code(exercise, answer.code, public_only=True, runner=SubprocessRunner(), timeout=args.timeout,
+                        submission=str(args.path))
+    print(feedback_text(result))
+    print("(Self-check: public checks only. The grader also checks gradients on hidden inputs.)")
+    return 0 if result.status == "passed" else 1
+
+
+def cmd_assign(args: argparse.Namespace) -> int:
+    from .assign import AssignError, assign
+
+    try:
+        drifts = assign(args.solutions, args.exercises, check=args.check)
+    except AssignError as e:
+        _console(stderr=True).print(f"[red]{e}[/]")
+        return 2
+    if args.check:
+        for d in drifts:
+            print(f"drift: {d.path}: {d.reason}")
+        if drifts:
+            print("Run `autograder assign` to regenerate exercises/ from solutions/.")
+            return 1
+        print(f"exercises/ matches solutions/ ({len(list(args.solutions.glob('*.ipynb')))} notebooks)")
+        return 0
+    print(f"wrote {args.exercises}/ from {args.solutions}/")
+    return 0
+
+
+def _usage(message: str) -> int:
+    _console(stderr=True).print(f"[red]error:[/] {message}")
+    return 2
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="autograder", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="the exercises and their points").set_defaults(func=cmd_list)
+
+    g = sub.add_parser("grade", help="grade files or folders of submissions")
+    g.add_argument("paths", nargs="+", type=Path)
+    g.add_argument("--exercise", help="exercise id for files whose metadata does not say")
+    g.add_argument("--device", default="auto", choices=device_choice.CHOICES)
+    g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
+    g.add_argument("--out", type=Path, default=Path("grades"), help="where results go (default: grades/)")
+    g.add_argument("--timeout", type=float, default=60.0, help="seconds per submission")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.set_defaults(func=cmd_grade)
+
+    c = sub.add_parser("check", help="self-check a notebook or .py file (public checks only)")
+    c.add_argument("path", type=Path)
+    c.add_argument("--exercise")
+    c.add_argument("--timeout", type=float, default=60.0)
+    c.set_defaults(func=cmd_check)
+
+    a = sub.add_parser("assign", help="write exercises/ from solutions/")
+    a.add_argument("--check", action="store_true", help="exit non-zero where exercises/ has drifted")
+    a.add_argument("--solutions", type=Path, default=Path("solutions"))
+    a.add_argument("--exercises", type=Path, default=Path("exercises"))
+    a.set_defaults(func=cmd_assign)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if getattr(args, "jobs", 1) < 1:
+        return _usage("--jobs must be at least 1")
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

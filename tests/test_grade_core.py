@@ -1,0 +1,139 @@
+"""The pure core: RunReports in, Results out, one closed set of outcomes. No processes here."""
+
+import nbformat
+import pytest
+import torch
+
+from autograder import trials as plan
+from autograder.evidence import GraderError
+from autograder.assign import exercise_notebook
+from autograder.exercises import EXERCISES, get
+from autograder.pipeline import grade_code
+from autograder.submission import is_answer_cell
+from tests.conftest import SOLUTIONS
+from autograder.grade import grade
+from autograder.harness import run_answer, run_reference
+from autograder.outcome import ErrorInfo, Outcome, RunReport
+from autograder.spec import Check, Exercise, ExpectedError, Scenario, Symbol, INPLACE_ERROR
+from autograder import checks
+
+EX = get("residual_add")
+
+
+def graded(report, public_only=False):
+    trials = plan.plan(EX, ("cpu",), public_only)
+    inputs = plan.draw(EX, trials, 7)
+    return grade(EX, report, run_reference(EX, trials, inputs), trials, inputs, public_only=public_only)
+
+
+@pytest.mark.parametrize("status, words", [("timed_out", "time limit"), ("crashed", "crashed")])
+def test_run_failures_fail_every_check_with_the_reason(status, words):
+    result = graded(RunReport(status, "detail of the failure"))
+    assert result.status == status and result.score == 0
+    assert all(t.status == "failed" and words in t.output and "detail of the failure" in t.output for t in result.tests)
+
+
+def test_syntax_error_is_malformed_and_names_the_line():
+    result = graded(RunReport(load_error=ErrorInfo("SyntaxError", "invalid syntax", 3, "def f(:")))
+    assert result.status == "malformed"
+    assert "line 3" in result.output and "def f(:" in result.output
+
+
+def test_missing_name_says_which_and_where_to_define_it():
+    result = graded(RunReport(problems={"ResidualBlock": "`ResidualBlock` is not defined."}))
+    assert result.status == "failed" and result.score == 0
+    assert all("ResidualBlock" in t.output for t in result.tests)
+
+
+@pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
+def test_untouched_exercise_notebook_is_not_attempted(exercise_id):
+    """The student's notebook as generated from the solution, graded before any change: 0, 'not attempted'."""
+    (path,) = SOLUTIONS.glob(f"*_{exercise_id}.ipynb")
+    student = exercise_notebook(nbformat.read(path, as_version=4))
+    code = "\n\n".join(c.source for c in student.cells if is_answer_cell(c))
+    result = grade_code(exercise_id, code)
+    assert result.status == "not_attempted" and result.score == 0, result.output
+    assert "Not attempted" in result.output
+
+
+def test_wrong_signature_is_reported():
+    trials = plan.plan(EX, ("cpu",), True)
+    inputs = plan.draw(EX, trials, 0)
+    report = run_answer(EX, "class ResidualBlock:\n    def __init__(self):\n        pass\n", trials, inputs)
+    assert "should accept (channels)" in report.problems["ResidualBlock"]
+
+
+def test_public_only_grades_public_checks_only():
+    result = graded(RunReport(status="crashed", detail="x"), public_only=True)
+    names = {t.name for t in result.tests}
+    assert names == {c.name for c in EX.checks if c.public}
+    assert all(t.visibility == "visible" for t in result.tests)
+
+
+def test_hidden_checks_are_marked_and_reveal_no_values():
+    code = EX.reference["ResidualBlock"]
+    trials = plan.plan(EX, ("cpu",), False)
+    inputs = plan.draw(EX, trials, 7)
+    # the data-trap fix: silently wrong gradients, reported without any tensor values
+    from tests.exercises.test_residual_add import WRONG
+    report = run_answer(EX, WRONG[".data add"][0], trials, inputs)
+    result = grade(EX, report, run_reference(EX, trials, inputs), trials, inputs)
+    hidden = [t for t in result.tests if t.visibility != "visible"]
+    assert hidden and code
+    failed = next(t for t in hidden if t.name == "gradients")
+    assert failed.status == "failed" and "tensor(" not in failed.output and "[" not in failed.output
+
+
+def _toy(evaluate, scenarios_public=True):
+    def draw(g, dtype):
+        return {"x": torch.randn(3, generator=g, dtype=dtype)}
+
+    def run(ns, inputs, device, obs):
+        obs["y"] = ns["f"](inputs["x"])
+
+    return Exercise(
+        id="toy", number=99, title="toy", defines=(Symbol("f", "function", ("x",)),),
+        scenarios=(Scenario("s", draw, run, public=scenarios_public),),
+        checks=(Check("c", 10, "toy", evaluate, public=True),),
+        reference={"f": lambda x: x * 2}, failure=ExpectedError("RuntimeError", INPLACE_ERROR),
+    )
+
+
+def test_a_check_that_sees_no_trial_is_a_grader_error_not_a_pass():
+    toy = _toy(checks.completes(("no such scenario",), "Nothing"))
+    trials = plan.plan(toy, ("cpu",), False)
+    inputs = plan.draw(toy, trials, 0)
+    report = run_answer(toy, "def f(x):\n    return x * 2\n", trials, inputs)
+    with pytest.raises(GraderError):
+        grade(toy, report, run_reference(toy, trials, inputs), trials, inputs)
+
+
+def test_a_failing_reference_is_a_grader_error():
+    toy = _toy(checks.matches_reference(("y",), "Output"))
+    toy = Exercise(**{**toy.__dict__, "reference": {"f": lambda x: 1 / 0}})
+    trials = plan.plan(toy, ("cpu",), False)
+    inputs = plan.draw(toy, trials, 0)
+    report = run_answer(toy, "def f(x):\n    return x * 2\n", trials, inputs)
+    with pytest.raises(GraderError, match="reference failed"):
+        grade(toy, report, run_reference(toy, trials, inputs), trials, inputs)
+
+
+def test_matches_reference_fails_outside_tolerance_and_passes_inside():
+    toy = _toy(checks.matches_reference(("y",), "Output"))
+    trials = plan.plan(toy, ("cpu",), False)
+    inputs = plan.draw(toy, trials, 0)
+    ref = run_reference(toy, trials, inputs)
+    for code, passes in (("def f(x):\n    return x * 2 * (1 + 1e-9)\n", True),
+                         ("def f(x):\n    return x * 2.01\n", False),
+                         ("def f(x):\n    return (x * 2)[:2]\n", False)):
+        result = grade(toy, run_answer(toy, code, trials, inputs), ref, trials, inputs)
+        assert (result.score == 10) is passes, result.tests[0].output
+
+
+def test_error_in_answer_is_located_at_its_line():
+    toy = _toy(checks.completes(("s",), "Running f"))
+    trials = plan.plan(toy, ("cpu",), False)
+    inputs = plan.draw(toy, trials, 0)
+    code = "def f(x):\n    y = x * 2\n    y.no_such_method()\n    return y\n"
+    result = grade(toy, run_answer(toy, code, trials, inputs), run_reference(toy, trials, inputs), trials, inputs)
+    assert "line 3" in result.tests[0].output and "y.no_such_method()" in result.tests[0].output
