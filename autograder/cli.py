@@ -51,6 +51,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if missing:
         return _usage(f"no such file or folder: {', '.join(map(str, missing))}")
     devices = _devices(args.device)
+    import torch
+
+    torch.set_num_threads(1)  # the reference's tensors are tiny; --jobs gives the parallelism
     files = find_submissions(args.paths)
     if not files:
         return _usage("no .ipynb or .py submissions found under " + ", ".join(map(str, args.paths)))
