@@ -2,7 +2,6 @@
 
 import nbformat
 import pytest
-import torch
 
 from autograder.exercises import get
 from tests.conftest import SOLUTIONS, failing, solution_code
@@ -89,15 +88,6 @@ return F.dropout(self.fc(x), p=self.drop_rate, training=self.training)
                           "backward runs"),
     "gelu instead of relu": (BROKEN.replace("F.relu(", "F.gelu("), "dropout"),
 }
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These tensors are tiny: on a busy machine, intra-op threads only wait for each other."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_failure_cell_raises_the_declared_error():

@@ -1,0 +1,312 @@
+"""Exercise 4: carrying an RNN's hidden state across training steps (seed 003).
+
+The carried state still holds the previous chunk's graph. With `retain_graph=True` the next backward
+walks into that graph, whose saved weights `optimizer.step()` has since changed in place, so it raises.
+The fix is truncated BPTT: carry the state on detached. The grader watches the state passed into each
+chunk (a forward pre-hook) and the size of each chunk's graph (walked from the loss), so it can tell
+"carried without history" from "reset" or "history kept", whatever code does it. The losses must come
+back as Python floats, as the signature says: a list of loss tensors keeps every chunk's graph alive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import checks, probes
+from ..evidence import Evidence, GraderError
+from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Scenario, Symbol, Verdict
+
+LR, MOMENTUM = 0.1, 0.9
+"""The optimizer every trial trains with: SGD with momentum, built by the grader, the same for the
+student and the reference. Momentum makes a skipped `zero_grad` or `step` show in the weights."""
+
+KINDS: dict[str, type[nn.RNNBase]] = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
+
+
+def _detach(state):
+    """A tensor (RNN, GRU) or a tuple (h, c) (LSTM), without its history."""
+    if isinstance(state, torch.Tensor):
+        return state.detach()
+    return tuple(s.detach() for s in state)
+
+
+def train_tbptt(model, chunks, targets, state0, optimizer, loss_fn):
+    """The reference: truncated BPTT, one optimizer step per chunk."""
+    losses = []
+    state = state0
+    for chunk, target in zip(chunks, targets):
+        optimizer.zero_grad()
+        output, state = model(chunk, state)
+        loss = loss_fn(output, target)
+        loss.backward()
+        optimizer.step()
+        state = _detach(state)
+        losses.append(loss.item())
+    return losses
+
+
+def graph_size(loss: torch.Tensor) -> int:
+    """How many operations backward from `loss` runs through: grows per chunk if history is kept.
+
+    Leaves (AccumulateGrad nodes) are not counted: a carried state made a leaf that requires grad
+    (`state.detach().requires_grad_()`) has no history either, and costs nothing more per chunk.
+    """
+    seen: set[Any] = set()
+    stack = [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return sum(type(node).__name__ != "AccumulateGrad" for node in seen)
+
+
+def _parts(state: Any) -> dict[str, Any]:
+    """The tensors of a state by name: "h" (RNN, GRU) or "h" and "c" (LSTM)."""
+    if isinstance(state, torch.Tensor):
+        return {"h": state}
+    if isinstance(state, (tuple, list)):
+        return dict(zip(("h", "c"), state))
+    return {}
+
+
+def _drawer(kind: str, layers: int, n_chunks: int, length: int = 5, batch: int = 2, size: int = 3, hidden: int = 4):
+    def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
+        def randn(*shape, scale=1.0):
+            return (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(dtype)
+
+        inputs = {
+            "size": size,
+            "hidden": hidden,
+            "layers": layers,
+            "x": randn(n_chunks, length, batch, size),
+            "y": randn(n_chunks, length, batch, hidden, scale=0.5),
+            "h0": randn(layers, batch, hidden, scale=0.5),
+            **probes.draw_state(KINDS[kind](size, hidden, layers), g, dtype),
+        }
+        if kind == "lstm":
+            inputs["c0"] = randn(layers, batch, hidden, scale=0.5)
+        return inputs
+
+    return draw
+
+
+def _trainer(kind: str):
+    def run(ns, inputs, device, obs):
+        dtype = inputs["x"].dtype
+        model = probes.build(KINDS[kind], (inputs["size"], inputs["hidden"], inputs["layers"]), inputs, device, dtype)
+        optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+        chunks = [x.clone() for x in inputs["x"]]
+        targets = [y.clone() for y in inputs["y"]]
+        state0 = (inputs["h0"], inputs["c0"]) if kind == "lstm" else inputs["h0"]
+        originals = [t.clone() for t in (*chunks, *targets, *_parts(state0).values())]
+        obs["model calls"] = 0
+
+        def watch_state(module, args, kwargs):
+            """Records the state passed into each call of the model, and whether it has a history."""
+            obs["model calls"] += 1
+            call = obs["model calls"]
+            state = args[1] if len(args) > 1 else kwargs.get("hx")
+            parts = _parts(state)
+            if not parts:
+                obs[f"state into chunk {call}: h"] = (
+                    "is missing: the model was called without one, so it started from zeros"
+                    if state is None else f"is a {type(state).__name__}, not a tensor or a tuple of tensors"
+                )
+            history = False
+            for name, t in parts.items():
+                if isinstance(t, torch.Tensor):
+                    obs[f"state into chunk {call}: {name}"] = t.detach().clone()  # before anyone changes it
+                    history = history or t.grad_fn is not None
+                else:
+                    obs[f"state into chunk {call}: {name}"] = f"is a {type(t).__name__}, not a tensor"
+            obs[f"history into chunk {call}"] = history
+
+        def watch_result(module, args, result):
+            """Records the final state each call of the model produced, to compare with the next one's."""
+            for name, t in _parts(result[1]).items():
+                obs[f"state out of chunk {obs['model calls']}: {name}"] = t.detach().clone()
+
+        def loss_fn(output, target):
+            loss = F.mse_loss(output, target)
+            obs["loss calls"] = obs.get("loss calls", 0) + 1
+            obs[f"graph size {obs['loss calls']}"] = graph_size(loss)
+            return loss
+
+        model.register_forward_pre_hook(watch_state, with_kwargs=True)
+        model.register_forward_hook(watch_result)
+        attempted = True
+        try:
+            losses = ns["train_tbptt"](model, chunks, targets, state0, optimizer, loss_fn)
+            obs["returned"] = _problem_with(losses, len(chunks))
+            if isinstance(losses, (list, tuple)):
+                for i, v in enumerate(losses):
+                    if isinstance(v, (float, int)) or (isinstance(v, torch.Tensor) and v.numel() == 1):
+                        obs[f"loss {i + 1}"] = float(v.detach() if isinstance(v, torch.Tensor) else v)
+            for name, p in model.named_parameters():
+                obs[f"weight {name}"] = p.detach().clone()
+        except NotImplementedError:
+            attempted = False  # the TODO: nothing to give credit for
+            raise
+        finally:
+            if attempted:  # even if it raised later: a crash must not hide a change to the caller's tensors
+                now = [*chunks, *targets, *_parts(state0).values()]
+                obs["inputs unchanged"] = len(now) == len(originals) and all(
+                    isinstance(t, torch.Tensor) and t.shape == o.shape and torch.equal(t.detach(), o)
+                    for t, o in zip(now, originals)
+                )
+
+    return run
+
+
+def _problem_with(losses: Any, n: int) -> str:
+    """Why `losses` is not a list of `n` Python floats; "" when it is."""
+    if not isinstance(losses, (list, tuple)):
+        return f"`train_tbptt` returned {type(losses).__name__}, not a list of floats (one loss per chunk)"
+    if len(losses) != n:
+        return f"`train_tbptt` returned {len(losses)} losses for {n} chunks; return one per chunk"
+    for v in losses:
+        if isinstance(v, torch.Tensor):
+            why = (" A loss tensor still holds its chunk's graph, so keeping one per chunk keeps every graph "
+                   "alive (memory grows with the number of chunks)." if v.grad_fn is not None else "")
+            return f"`train_tbptt` returned a list of tensors; return Python floats (`loss.item()`).{why}"
+        if not isinstance(v, float):
+            return f"`train_tbptt` returned a list holding a {type(v).__name__}; return Python floats (`loss.item()`)"
+    return ""
+
+
+def _losses_match(scenarios: tuple[str, ...]) -> Callable[[Evidence], Verdict]:
+    """The function returned a list of floats, and they are the reference's losses."""
+    same = checks.matches_reference(("loss ",), "Loss per chunk", scenarios)
+
+    def evaluate(ev: Evidence) -> Verdict:
+        for pair in ev.pairs(scenarios):
+            if "returned" not in pair.got.values:
+                return Verdict(False, checks.why_missing(pair, "returned"))
+            if pair.got.values["returned"]:
+                return Verdict(False, f"{pair.got.values['returned']} (in {pair.label}).")
+        return same(ev)
+
+    return evaluate
+
+
+def _truncated(ev: Evidence) -> Verdict:
+    """No state passed in has a history, and the graph per chunk stops growing after the first.
+
+    Chunk 1 may be smaller than the rest: it starts from `state0`, while later chunks may start from a
+    state made a leaf that requires grad, which adds operations but no history.
+    """
+    seen = False
+    for pair in ev.pairs():
+        seen = True
+        got, n = pair.got.values, pair.want.values["loss calls"]
+        sizes = [got.get(f"graph size {i}") for i in range(1, n + 1)]
+        for i in range(1, n + 1):
+            if got.get(f"history into chunk {i}"):
+                return Verdict(False, f"The state passed into chunk {i} still has a history (a grad_fn), in "
+                               f"{pair.label}: backward from this chunk's loss runs back into "
+                               + ("the caller's graph. Start from `state0` itself." if i == 1 else
+                                  "earlier chunks. Carry the state on without its history (truncated BPTT)."))
+            if i > 2 and None not in sizes[1:i] and sizes[i - 1] != sizes[1]:
+                return Verdict(False, f"Backward from the loss of chunk {i} runs through {sizes[i - 1]} operations, "
+                               f"from chunk 2's through {sizes[1]}: the cost per chunk grows, because something "
+                               f"links each chunk's graph to the previous ones, in {pair.label}.")
+        if None in sizes:
+            return Verdict(False, checks.why_missing(pair, f"graph size {sizes.index(None) + 1}"))
+    if not seen:
+        raise GraderError("no trial ran: a check that cannot fail")
+    return PASS
+
+
+def _carries_state(ev: Evidence) -> Verdict:
+    """The state passed into chunk 1 is `state0`, and into chunk k the final state of chunk k - 1.
+
+    A property of the student's own run, not a comparison with the reference, so that a wrong
+    optimizer step (which changes every later state) does not count against carrying the state.
+    """
+    seen = False
+    for pair in ev.pairs():
+        seen = True
+        got, want = pair.got.values, pair.want.values
+        calls = got.get("model calls", 0)
+        if calls == 0 and pair.got.error is None:
+            return Verdict(False, f"`model(...)` was never called, in {pair.label}: call `model(chunk, state)` "
+                           "(not `model.forward`), so the grader can watch the state.")
+        if calls > want["model calls"]:
+            return Verdict(False, f"The model was called {calls} times for {want['model calls']} chunks, in "
+                           f"{pair.label}: call it once per chunk, from the carried state.")
+        tol = checks.tolerance(pair.trial.dtype, pair.trial.device)
+        for k in range(1, want["model calls"] + 1):
+            for name in ("h", "c"):
+                key = f"state into chunk {k}: {name}"
+                if key not in want:
+                    continue
+                if key not in got:
+                    return Verdict(False, checks.why_missing(pair, key))
+                if isinstance(got[key], str):
+                    return Verdict(False, f"The state for chunk {k} {got[key]}, in {pair.label}. "
+                                   "Call `model(chunk, state)` with the state carried from the chunk before.")
+                if k == 1:
+                    expected, what = pair.inputs[f"{name}0"], f"`state0` ({name})"
+                else:
+                    expected, what = got.get(f"state out of chunk {k - 1}: {name}"), f"the final {name} of chunk {k - 1}"
+                    if expected is None:
+                        return Verdict(False, checks.why_missing(pair, f"state out of chunk {k - 1}: {name}"))
+                problem = checks.mismatch(got[key], expected, tol)
+                if problem:
+                    return Verdict(False, f"The state passed into chunk {k} should be {what}, but its {name} "
+                                   f"{problem}, in {pair.label}. Carry the state on from chunk to chunk; do not "
+                                   "reset it.")
+    if not seen:
+        raise GraderError("no trial ran: a check that cannot fail")
+    return PASS
+
+
+PUBLIC, PUBLIC_LSTM, RNN, GRU, LSTM = "public", "public lstm", "rnn", "gru", "lstm"
+TENSOR_STATE = (PUBLIC, RNN, GRU)
+TUPLE_STATE = (PUBLIC_LSTM, LSTM)
+HIDDEN = (RNN, GRU, LSTM)
+
+EXERCISE = Exercise(
+    id="rnn_hidden",
+    number=4,
+    title="The carried hidden state",
+    summary="Truncated BPTT: carry an RNN's state from chunk to chunk without its history.",
+    defines=(Symbol("train_tbptt", "function", ("model", "chunks", "targets", "state0", "optimizer", "loss_fn")),),
+    reference={"train_tbptt": train_tbptt},
+    failure=ExpectedError("RuntimeError", INPLACE_ERROR),
+    scenarios=(
+        Scenario(PUBLIC, _drawer("gru", layers=1, n_chunks=3, length=4, hidden=3), _trainer("gru"), public=True),
+        Scenario(PUBLIC_LSTM, _drawer("lstm", layers=1, n_chunks=3, length=4, hidden=3), _trainer("lstm"),
+                 public=True),
+        Scenario(RNN, _drawer("rnn", layers=1, n_chunks=5), _trainer("rnn")),
+        Scenario(GRU, _drawer("gru", layers=2, n_chunks=4), _trainer("gru")),
+        Scenario(LSTM, _drawer("lstm", layers=2, n_chunks=5), _trainer("lstm")),
+    ),
+    checks=(
+        Check("runs", 1, "Training runs through every chunk of an nn.RNN and an nn.GRU.",
+              checks.completes(TENSOR_STATE, "Training"), public=True),
+        Check("losses", 2, "Returns a list of Python floats, one loss per chunk, equal to the reference's.",
+              _losses_match(TENSOR_STATE), public=True),
+        Check("lstm", 1, "Works on nn.LSTM, whose state is a tuple (h, c): it runs and returns the right losses.",
+              checks.all_of(checks.completes(TUPLE_STATE, "Training an nn.LSTM"), _losses_match(TUPLE_STATE)),
+              public=True),
+        Check("final weights", 2, "After training, every parameter equals the reference's (zero_grad, "
+              "backward and step once per chunk, in that order), for nn.RNN, nn.GRU and nn.LSTM.",
+              checks.matches_reference(("weight ",), "Parameter after training", HIDDEN)),
+        Check("truncated", 2, "The state passed into each chunk has no history, and the graph behind each chunk's "
+              "loss keeps the same size (truncated BPTT: the cost per chunk does not grow).", _truncated, public=True),
+        Check("carries state", 1, "The state passed into chunk 1 is `state0`, and into every later chunk the "
+              "final state of the chunk before (carried on, not reset).", _carries_state, public=True),
+        Check("caller's tensors unchanged", 1, "`chunks`, `targets` and `state0` are not modified.",
+              checks.holds("inputs unchanged", (PUBLIC, PUBLIC_LSTM, *HIDDEN),
+                           "Your function changed the caller's `chunks`, `targets` or `state0` in place"),
+              public=True),
+    ),
+)
