@@ -73,6 +73,12 @@ def file_hash(path: Path) -> str:
         return "unreadable"
 
 
+def exercise_from_name(path: Path) -> str | None:
+    """The exercise a file's name points to (`01_residual_add.ipynb`, `residual_add-ada.py`), if one."""
+    named = [e for e in EXERCISES if e in path.stem]
+    return named[0] if len(named) == 1 else None
+
+
 def malformed(submission: str, exercise: str, message: str, max_score: float) -> Result:
     return Result(exercise=exercise, submission=submission, status="malformed", score=0.0, max_score=max_score,
                   output=message)
@@ -81,11 +87,12 @@ def malformed(submission: str, exercise: str, message: str, max_score: float) ->
 def grade_file(path: Path, name: str, settings: Settings, runner: Runner) -> Result:
     """One submission, whatever state it is in, to a Result. Grader faults become grader_error."""
     start = time.perf_counter()
+    hint = settings.exercise or exercise_from_name(path)
     try:
         answer = answer_code(path)
     except SubmissionError as e:
-        return malformed(name, settings.exercise or "unknown", str(e), _max(settings.exercise))
-    exercise_id = answer.exercise or settings.exercise
+        return malformed(name, hint or "unknown", str(e), _max(hint))
+    exercise_id = answer.exercise or hint
     if exercise_id is None:
         return malformed(name, "unknown", f"{path.name} does not say which exercise it is (no notebook metadata): "
                          "grade it with --exercise ID.", 0.0)

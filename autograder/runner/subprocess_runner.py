@@ -59,6 +59,7 @@ class SubprocessRunner:
                 "HOME": tmp,
                 "TMPDIR": tmp,
                 "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONUNBUFFERED": "1",  # what it printed survives a crash or os._exit
                 "PYTHONHASHSEED": "0",
                 "OMP_NUM_THREADS": str(self.threads),
                 "MKL_NUM_THREADS": str(self.threads),
