@@ -4,18 +4,18 @@ import nbformat
 import pytest
 import torch
 
+from autograder import checks
 from autograder import trials as plan
-from autograder.evidence import GraderError
 from autograder.assign import exercise_notebook
+from autograder.evidence import GraderError
 from autograder.exercises import EXERCISES, get
-from autograder.pipeline import grade_code
-from autograder.submission import is_answer_cell
-from tests.conftest import SOLUTIONS
 from autograder.grade import grade
 from autograder.harness import run_answer, run_reference
-from autograder.outcome import ErrorInfo, Outcome, RunReport
-from autograder.spec import Check, Exercise, ExpectedError, Scenario, Symbol, INPLACE_ERROR
-from autograder import checks
+from autograder.outcome import ErrorInfo, RunReport
+from autograder.pipeline import grade_code
+from autograder.spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
+from autograder.submission import is_answer_cell
+from tests.conftest import SOLUTIONS
 
 EX = get("residual_add")
 

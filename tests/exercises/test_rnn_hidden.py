@@ -1,6 +1,5 @@
 """Exercise 4 (rnn_hidden): the solution, correct alternatives and plausible wrong fixes."""
 
-import pytest
 
 from tests.conftest import failing, solution_code
 
@@ -138,11 +137,6 @@ return losses
 }
 
 
-def test_solution_scores_full(grade):
-    result = grade(ID, solution_code(ID))
-    assert result.score == result.max_score == 10, result
-
-
 def test_public_checks_pass_and_are_fast(grade):
     import time
 
@@ -164,24 +158,6 @@ def test_broken_starter_scores_less(grade):
     assert "modified by an inplace operation" in next(t.output for t in result.tests if t.name == "runs")
     truncated = next(t.output for t in result.tests if t.name == "truncated")
     assert "history" in truncated or "grows" in truncated
-
-
-@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True to a scalar")
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_alternative_passes(grade, name):
-    result = grade(ID, CORRECT[name])
-    assert result.score == 10, [(t.name, t.output) for t in result.tests if t.status == "failed"]
-
-
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_wrong_fix_fails_for_the_right_reason(grade, name):
-    code, must_fail = WRONG[name]
-    result = grade(ID, code)
-    assert result.score < 10
-    assert must_fail in failing(result), [(t.name, t.output) for t in result.tests]
-    if name in SAYS:
-        output = next(t.output for t in result.tests if t.name == must_fail)
-        assert all(words in output for words in SAYS[name]), output
 
 
 SAYS = {

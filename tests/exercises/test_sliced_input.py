@@ -2,8 +2,6 @@
 
 import time
 
-import pytest
-
 from autograder.assign import strip_solutions
 from tests.conftest import failing, solution_code
 
@@ -192,31 +190,12 @@ mask = torch.cat([mask[:, :-3], torch.ones_like(mask[:, -3:])], dim=1)
 }
 
 
-def test_solution_scores_full(grade):
-    result = grade(ID, solution_code(ID))
-    assert result.score == result.max_score == 10, result
-
-
 def test_broken_starter_scores_less(grade):
     result = grade(ID, BROKEN)
     assert result.score < 10
     assert {"backward runs", "gradients", "gradcheck", "caller's tensors unchanged"} <= failing(result)
     assert "forward" not in failing(result)  # its forward computes the intended math
     assert "modified by an inplace operation" in next(t.output for t in result.tests if t.name == "backward runs")
-
-
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_alternative_passes(grade, name):
-    result = grade(ID, CORRECT[name])
-    assert result.score == 10, [(t.name, t.output) for t in result.tests if t.status == "failed"]
-
-
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_wrong_fix_fails_for_the_right_reason(grade, name):
-    code, must_fail = WRONG[name]
-    result = grade(ID, code)
-    assert result.score < 10
-    assert must_fail in failing(result), [(t.name, t.output) for t in result.tests]
 
 
 def test_public_self_check_is_fast(grade):
