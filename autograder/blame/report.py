@@ -1,0 +1,127 @@
+"""What the locator found, as a frozen value, turned into text and into COURSE_SPEC §5 JSON in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .frames import Site
+
+
+@dataclass(frozen=True)
+class Operation:
+    """An operation seen from the user's code: its name and the user's frames, innermost first."""
+
+    op: str | None
+    chain: tuple[Site, ...] = ()
+    version: int | None = None
+    """For a modification: the tensor's version right after it."""
+
+    @property
+    def site(self) -> Site | None:
+        return self.chain[0] if self.chain else None
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.site
+        out: dict[str, Any] = {
+            "op": self.op,
+            "file": s.file if s else None,
+            "line": s.line if s else None,
+            "code": s.code if s else None,
+            "function": s.function if s else None,
+            "chain": [{"file": c.file, "line": c.line, "function": c.function, "code": c.code} for c in self.chain],
+        }
+        if self.version is not None:
+            out["version"] = self.version
+        return out
+
+    def where(self) -> str:
+        s = self.site
+        if s is None:
+            return "(no frame of your code on the stack)"
+        return f"{s}" + (f": {s.code}" if s.code else "")
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    shape: tuple[int, ...]
+    dtype: str
+    expected_version: int
+    found_version: int
+
+
+@dataclass(frozen=True)
+class Report:
+    """One saved tensor found changed in backward: who changed it (all changes, culprit first), who saved it."""
+
+    saved_by: Operation
+    tensor: TensorInfo
+    modifications: tuple[Operation, ...] = ()
+    backward_node: str | None = None
+    torch_message: str = field(default="", compare=False)
+    """PyTorch's own wording for this error, as it would have raised it."""
+
+    @property
+    def culprit(self) -> Operation | None:
+        return self.modifications[0] if self.modifications else None
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.tensor
+        unseen = {"op": None, "file": None, "line": None, "code": None, "function": None, "chain": []}
+        return {
+            "culprit": self.culprit.to_json() if self.culprit else unseen,
+            "saved_by": self.saved_by.to_json(),
+            "tensor": {"shape": list(t.shape), "dtype": t.dtype, "expected_version": t.expected_version,
+                       "found_version": t.found_version},
+            "backward_node": self.backward_node,
+            "modifications": [m.to_json() for m in self.modifications],
+        }
+
+    def summary(self) -> str:
+        """One sentence: the culprit and the saver, for an error message or a grader's feedback line."""
+        c = self.culprit
+        changed = (f"modified by {c.op} at {c.where()}" if c else
+                   "modified by an operation the locator could not see (see book/reference/blame.md, limits)")
+        return f"The tensor was {changed}; it was saved by {self.saved_by.op} at {self.saved_by.where()}."
+
+    def text(self) -> str:
+        t = self.tensor
+        lines = ["In-place modification of a tensor saved for backward"]
+        c = self.culprit
+        if c is not None:
+            lines.append(f"  modified by  {c.op}  at {_site(c)}")
+            lines += _code(c)
+        else:
+            lines.append("  modified by  (not seen: made outside locate() or outside Python's view; book/reference/blame.md, limits)")
+        lines.append(f"  saved by     {self.saved_by.op}  at {_site(self.saved_by)}")
+        lines += _code(self.saved_by)
+        lines.append(f"  tensor       {t.dtype} {list(t.shape)}, saved at version {t.expected_version}, "
+                     f"found at version {t.found_version}")
+        if self.backward_node:
+            lines.append(f"  backward     {self.backward_node} needed it")
+        if c is not None and len(c.chain) > 1:
+            lines.append("  calls        " + " -> ".join(f"{s.function} ({s})" for s in reversed(c.chain)))
+        if len(self.modifications) > 1:
+            lines.append(f"  {len(self.modifications)} modifications since it was saved (the first is the culprit):")
+            for i, m in enumerate(self.modifications, 1):
+                lines.append(f"    {i}. {m.op} at {m.where()} -> version {m.version}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # IPython shows the report, not the dataclass
+        p.text(self.text())
+
+
+def _site(op: Operation) -> str:
+    return str(op.site) if op.site else "(no frame of your code on the stack)"
+
+
+def _code(op: Operation) -> list[str]:
+    return [f"      {op.site.code}"] if op.site and op.site.code else []
+
+
+NO_REPORT: dict[str, Any] = {"culprit": None, "saved_by": None, "tensor": None, "backward_node": None,
+                             "modifications": []}
+"""The --json output of a run where no saved tensor was found modified."""

@@ -1,0 +1,104 @@
+"""`autograder blame SCRIPT.py [ARGS...]`: run a script under the locator and report the in-place culprit.
+
+Also `python -m autograder.blame.script [--json] SCRIPT.py [ARGS...]`. Options go before the script; what
+follows it is the script's own `sys.argv[1:]`. Exit status: the script's own, or 1 when the in-place
+error escaped it (the report is printed instead of the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import runpy
+import sys
+import traceback
+from pathlib import Path
+
+from .locator import Locator, report_of
+from .report import NO_REPORT, Report
+
+
+def run_script(path: str, argv: list[str], *, quiet_stdout: bool = False) -> tuple[int, list[Report]]:
+    """Runs `path` as `__main__` with `sys.argv = [path, *argv]`, as `python path argv...` would.
+
+    Returns its exit status and the reports. The script's stdout goes to stderr when `quiet_stdout`
+    (so that --json prints one object on stdout).
+    """
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [path, *argv]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    locator = Locator(outermost=_run_main.__code__)  # the frames that called the runner are not the script's
+    status = 0
+    redirect = contextlib.redirect_stdout(sys.stderr) if quiet_stdout else contextlib.nullcontext()
+    try:
+        with redirect, locator:
+            _run_main(path)
+    except SystemExit as e:
+        status = _exit_status(e.code)
+    except BaseException as e:  # noqa: BLE001 - the script's error is its result, as under `python`
+        report = report_of(e)
+        if report is None:
+            traceback.print_exc()
+        elif report not in locator.reports:  # raised by a locate() of the script's own
+            locator.reports.insert(0, report)
+        status = 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return status, locator.reports
+
+
+def _run_main(path: str) -> None:
+    runpy.run_path(path, run_name="__main__")
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def run(args: argparse.Namespace) -> int:
+    """The `blame` subcommand: parsed arguments in, exit status out."""
+    script = Path(args.script)
+    if not script.is_file():
+        print(f"error: no such script: {args.script}", file=sys.stderr)
+        return 2
+    status, reports = run_script(args.script, list(args.args), quiet_stdout=args.json)
+    if args.json:
+        print(json.dumps(reports[0].to_json() if reports else NO_REPORT, indent=2))
+    else:
+        for report in reports[:1]:
+            print(report.text())
+        if len(reports) > 1:
+            print(f"({len(reports) - 1} more in-place error(s) were raised and caught by the script)")
+    return status
+
+
+def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p.add_argument("--json", action="store_true", help="print one JSON object (COURSE_SPEC §5) instead of text")
+    p.add_argument("script", help="the Python script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    p.set_defaults(func=run)
+    return p
+
+
+def add_subcommand(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Registers `blame` on the `autograder` command line; `args.func(args)` then runs it."""
+    return configure(subparsers.add_parser(
+        "blame", help="run a script and name the line that modified a tensor saved for backward",
+        description=__doc__.split("\n\n")[0]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = configure(argparse.ArgumentParser(prog="python -m autograder.blame.script", description=__doc__))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
