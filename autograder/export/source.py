@@ -1,0 +1,59 @@
+"""Shipping this package inside a bundle: its source is copied at export time, so the bundle grades with
+exactly the grader that exported it, and zipped deterministically with the scripts marked executable."""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+import autograder
+
+PACKAGE_DIR = Path(autograder.__file__).resolve().parent
+CHECKOUT = PACKAGE_DIR.parent
+SOURCE_FILES = ("pyproject.toml", "README.md")  # pyproject's `readme` must exist for pip to build
+TORCH_PIN = "torch==2.13.0"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+"""PyTorch's documented index of CPU-only wheels: without it pip pulls a CUDA build of several GB."""
+_ZIP_DATE = (2024, 1, 1, 0, 0, 0)  # fixed: the same grader exports the same bytes
+EXECUTABLE = 0o755
+
+
+class ExportError(Exception):
+    """The export cannot be made (no source checkout, bad option); the message says why."""
+
+
+def copy_source(dest: Path) -> Path:
+    """Copies the `autograder` package, pyproject.toml and README.md into `dest` (pip-installable)."""
+    missing = [name for name in SOURCE_FILES if not (CHECKOUT / name).is_file()]
+    if missing:
+        raise ExportError(
+            f"export needs a source checkout of the course (found no {', '.join(missing)} beside "
+            f"{PACKAGE_DIR}); run it from the repository, where `pip install -e .` was run."
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(PACKAGE_DIR, dest / "autograder", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+    for name in SOURCE_FILES:
+        shutil.copy2(CHECKOUT / name, dest / name)
+    return dest
+
+
+def write_text(path: Path, text: str, executable: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8", newline="\n")
+    if executable:
+        path.chmod(EXECUTABLE)
+
+
+def zip_folder(folder: Path, target: Path) -> Path:
+    """Zips the contents of `folder` (not the folder itself) with fixed dates and the files' modes."""
+    tmp = target.with_name(target.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            info = zipfile.ZipInfo(path.relative_to(folder).as_posix(), date_time=_ZIP_DATE)
+            info.external_attr = ((EXECUTABLE if path.stat().st_mode & 0o111 else 0o644) | 0o100000) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, path.read_bytes())
+    tmp.replace(target)
+    return target

@@ -1,0 +1,281 @@
+"""Platform bundles: unpack each, run its grader as the platform would (outside a container, with
+AUTOGRADER_ROOT pointing at a temporary root) on a correct and on a wrong submission."""
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.export import cli as export_cli
+from autograder.export import gradescope, prairielearn
+from autograder.export.container import BundleConfig, grade_folder, not_submitted
+from autograder.export.source import ExportError
+from autograder.result import Result
+from autograder.result import TestResult as Check  # not collected as a test class
+from tests.conftest import ROOT
+
+CLASS = ROOT / "samples" / "class"
+CORRECT = CLASS / "ada" / "06_data_trap.ipynb"
+WRONG = CLASS / "dan" / "06_data_trap.ipynb"
+GRADESCOPE_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+VENV_BIN = str(Path(sys.executable).parent)  # the platform's python3 is this one, with the package installed
+
+
+def run_in_parallel(commands: list[tuple[list[str], dict]]) -> list[subprocess.CompletedProcess]:
+    """Starts every grader at once (each is one submission, as on the platform) and waits for all."""
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for cmd, env in commands]
+    done = []
+    try:
+        for proc, (cmd, _) in zip(procs, commands):
+            out, _ = proc.communicate(timeout=300)
+            done.append(subprocess.CompletedProcess(cmd, proc.returncode, out))
+    finally:
+        for proc in procs:  # a grader that hung is not left behind
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return done
+
+
+def platform_env(root: Path) -> dict:
+    return {**os.environ, "AUTOGRADER_ROOT": str(root), "PATH": VENV_BIN + os.pathsep + os.environ["PATH"]}
+
+
+# ---- Gradescope --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gradescope_zip(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gradescope")
+    return gradescope.export(out, BundleConfig(exercises=("data_trap",)))
+
+
+def gradescope_root(tmp: Path, bundle: Path, submission: Path | None) -> Path:
+    """/autograder as Gradescope lays it out: source/ (the unzipped bundle), submission/, results/."""
+    root = tmp / "autograder"
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(root / "source")
+    for name in ("setup.sh", "run_autograder"):  # zipfile drops modes on extract; Gradescope keeps them
+        (root / "source" / name).chmod(0o755)
+    (root / "submission").mkdir()
+    if submission is not None:
+        shutil.copy(submission, root / "submission" / submission.name)
+    return root
+
+
+def test_gradescope_bundle_layout(gradescope_zip):
+    with zipfile.ZipFile(gradescope_zip) as zf:
+        names = set(zf.namelist())
+        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
+        setup = zf.read("setup.sh").decode()
+        config = json.loads(zf.read("autograder_config.json"))
+    assert {"setup.sh", "run_autograder", "course/pyproject.toml", "course/README.md",
+            "course/autograder/__init__.py", "course/autograder/export/gradescope.py"} <= names
+    assert modes["setup.sh"] & stat.S_IXUSR and modes["run_autograder"] & stat.S_IXUSR
+    assert not any(n.startswith(("solutions/", "samples/")) or "__pycache__" in n for n in names)
+    assert 'pip install "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu' in setup
+    assert config["exercises"] == ["data_trap"] and config["hidden_visibility"] == "after_due_date"
+
+
+def test_gradescope_export_is_reproducible(gradescope_zip, tmp_path):
+    again = gradescope.export(tmp_path, BundleConfig(exercises=("data_trap",)))
+    assert again.read_bytes() == gradescope_zip.read_bytes()
+
+
+@pytest.mark.slow
+def test_gradescope_grades_a_correct_and_a_wrong_submission(gradescope_zip, tmp_path):
+    roots = [gradescope_root(tmp_path / name, gradescope_zip, sub) for name, sub in (("a", CORRECT), ("d", WRONG))]
+    procs = run_in_parallel([(["bash", str(r / "source" / "run_autograder")], platform_env(r)) for r in roots])
+    for proc in procs:
+        assert proc.returncode == 0, proc.stdout
+    correct, wrong = (json.loads((r / "results" / "results.json").read_text()) for r in roots)
+    for data in (correct, wrong):
+        assert {"score", "output", "tests", "stdout_visibility"} <= set(data)
+        for t in data["tests"]:
+            assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(t)
+            assert t["status"] in ("passed", "failed") and t["visibility"] in GRADESCOPE_VISIBILITY
+    assert correct["score"] == 10 and all(t["status"] == "passed" for t in correct["tests"])
+    assert 0 < wrong["score"] < 10
+    hidden = [t for t in wrong["tests"] if t["name"].endswith("(hidden inputs)")]
+    assert hidden and {t["visibility"] for t in hidden} == {"after_due_date"}
+    assert {t["visibility"] for t in wrong["tests"] if t not in hidden} == {"visible"}
+    # the always-visible summary counts public points only and says nothing of the hidden checks' messages
+    assert "public checks" in wrong["output"]
+    assert not any(t["output"] and t["output"] in wrong["output"] for t in hidden)
+    assert "stdout" not in json.dumps(wrong["extra_data"])
+
+
+def test_gradescope_malformed_and_wrong_notebook(gradescope_zip, tmp_path):
+    empty = tmp_path / "06_data_trap.ipynb"
+    empty.write_text("")
+    root = gradescope_root(tmp_path / "m", gradescope_zip, empty)
+    assert gradescope.run(root) == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 0 and len(data["tests"]) == 1
+    assert data["tests"][0]["max_score"] == 10 and "is empty" in data["tests"][0]["output"]
+
+    root = gradescope_root(tmp_path / "w", gradescope_zip, CLASS / "ada" / "01_residual_add.ipynb")
+    assert gradescope.run(root) == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 0 and "notebook of exercise residual_add" in data["output"]
+
+    root = gradescope_root(tmp_path / "n", gradescope_zip, None)
+    assert gradescope.run(root) == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 0 and "Submit 06_data_trap.ipynb" in data["output"]
+
+
+def test_two_copies_of_one_exercise_say_which_was_graded(tmp_path):
+    for name in ("06_data_trap.ipynb", "06_data_trap (1).ipynb"):
+        (tmp_path / name).write_text("")
+    (result,) = grade_folder(tmp_path, BundleConfig(("data_trap",)), runner=None)  # unreadable: never run
+    assert result.status == "malformed"
+    assert "(Graded 06_data_trap (1).ipynb; not graded: 06_data_trap.ipynb.)" in result.output
+
+
+def test_gradescope_grader_fault_leaves_no_grade(gradescope_zip, tmp_path, monkeypatch, capsys):
+    class Broken:
+        def run(self, job):
+            raise RuntimeError("the worker could not start")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+    monkeypatch.setattr("autograder.export.gradescope.make_runner", Broken)
+    root = gradescope_root(tmp_path, gradescope_zip, CORRECT)
+    assert gradescope.run(root) == 1
+    assert not (root / "results" / "results.json").exists()  # Gradescope shows a failed run, not a 0
+    assert "Internal grading error" in capsys.readouterr().out
+
+
+def fake_result(exercise="data_trap", score=3.0, status="failed"):
+    tests = (Check("forward", 3, 3, "passed", "", "visible", "forward matches"),
+             Check("gradients", 0, 7, "failed", "Gradient differs (in scenario 'batch').", "after_due_date",
+                        "secret description of the hidden check"))
+    return Result(exercise, "06_data_trap.ipynb", status, score, 10, f"{score:g}/10 points.", tests,
+                  extra={"stdout": "SECRET-STDOUT printed on hidden inputs"})
+
+
+@pytest.mark.parametrize("visibility", ["hidden", "after_published", "visible"])
+def test_gradescope_hidden_visibility_option(visibility):
+    data = gradescope.to_gradescope([fake_result()], BundleConfig(("data_trap",), hidden_visibility=visibility))
+    hidden = data["tests"][1]
+    assert hidden["visibility"] == visibility
+    assert "secret description" not in json.dumps(data) and "SECRET-STDOUT" not in json.dumps(data)
+    assert ("public checks 3/3" in data["output"]) == (visibility != "visible")
+
+
+def test_gradescope_several_exercises_in_one_bundle():
+    config = BundleConfig(("residual_add", "data_trap"))
+    data = gradescope.to_gradescope([not_submitted("residual_add", []), fake_result()], config)
+    assert data["score"] == 3
+    assert sum(t["max_score"] for t in data["tests"]) == 20
+    assert [t["name"] for t in data["tests"]] == ["1. residual_add: submission", "6. data_trap: forward",
+                                                 "6. data_trap: gradients (hidden inputs)"]
+
+
+def test_prairielearn_results_keep_hidden_checks_hidden():
+    data = prairielearn.to_prairielearn(fake_result())
+    assert data["gradable"] is True and data["score"] == 0.3
+    assert [t["name"] for t in data["tests"]] == ["forward", "gradients (hidden inputs)"]
+    assert "secret description" not in json.dumps(data) and "SECRET-STDOUT" not in json.dumps(data)
+    assert data["tests"][1]["message"] == "Gradient differs (in scenario 'batch')."
+
+
+def test_export_commands(tmp_path, capsys):
+    assert export_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--exercise", "leaf_sgd"]) == 0
+    with zipfile.ZipFile(tmp_path / "gs" / "autograder.zip") as zf:
+        assert json.loads(zf.read("autograder_config.json"))["exercises"] == ["leaf_sgd"]
+    assert export_cli.main(["export", "prairielearn", "--out", str(tmp_path / "pl"), "--image", "a b"]) == 2
+    assert "Docker image name" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        export_cli.main(["export", "gradescope", "--out", str(tmp_path), "--exercise", "nope"])
+
+
+def test_bad_export_options_say_what_is_wrong():
+    with pytest.raises(ExportError, match="unknown exercise"):
+        BundleConfig(("no_such_exercise",))
+    with pytest.raises(ExportError, match="visibility"):
+        BundleConfig(("data_trap",), hidden_visibility="sometimes")
+
+
+# ---- PrairieLearn ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prairielearn_course(tmp_path_factory):
+    out = tmp_path_factory.mktemp("prairielearn")
+    prairielearn.export(out, BundleConfig(exercises=("residual_add", "data_trap")), image="me/inplace-grader:1")
+    return out
+
+
+def grade_root(tmp: Path, course: Path, submission: Path) -> Path:
+    """/grade as PrairieLearn lays it out: serverFilesCourse/ (the listed folders), student/, data/."""
+    root = tmp / "grade"
+    shutil.copytree(course / "serverFilesCourse", root / "serverFilesCourse")
+    (root / "student").mkdir(parents=True)
+    shutil.copy(submission, root / "student" / "06_data_trap.ipynb")
+    (root / "data").mkdir()
+    (root / "data" / "data.json").write_text("{}")
+    return root
+
+
+def test_prairielearn_questions(prairielearn_course):
+    infos = {}
+    for folder in sorted((prairielearn_course / "questions" / "inplace_autograd").iterdir()):
+        info = json.loads((folder / "info.json").read_text())
+        infos[folder.name] = info
+        options = info["externalGradingOptions"]
+        assert info["gradingMethod"] == "External" and options["enabled"] is True
+        assert options["image"] == "me/inplace-grader:1" and 0 < options["timeout"] <= 600
+        entry, exercise = options["entrypoint"].split()
+        local = prairielearn_course / entry.removeprefix("/grade/")
+        assert local.is_file() and local.stat().st_mode & stat.S_IXUSR
+        assert options["serverFilesCourse"] == ["inplace_autograder/"]
+        assert folder.name.endswith(exercise)
+        html = (folder / "question.html").read_text()
+        assert f'file-names="{folder.name}.ipynb"' in html and "<pl-external-grader-results>" in html
+        assert (folder / "clientFilesQuestion" / f"{folder.name}.ipynb").is_file()
+    assert set(infos) == {"01_residual_add", "06_data_trap"}
+    assert len({i["uuid"] for i in infos.values()}) == 2
+    dockerfile = (prairielearn_course / "graders" / "inplace-autograder" / "Dockerfile").read_text()
+    assert "--index-url https://download.pytorch.org/whl/cpu" in dockerfile
+    assert (prairielearn_course / "graders" / "inplace-autograder" / "course" / "pyproject.toml").is_file()
+
+
+@pytest.mark.slow
+def test_prairielearn_grades_a_correct_and_a_wrong_submission(prairielearn_course, tmp_path):
+    roots = [grade_root(tmp_path / name, prairielearn_course, sub) for name, sub in (("a", CORRECT), ("d", WRONG))]
+    run_sh = "serverFilesCourse/inplace_autograder/run.sh"
+    procs = run_in_parallel([(["bash", str(r / run_sh), "data_trap"], platform_env(r)) for r in roots])
+    for proc in procs:
+        assert proc.returncode == 0, proc.stdout
+    correct, wrong = (json.loads((r / "results" / "results.json").read_text()) for r in roots)
+    assert correct["gradable"] is True and correct["score"] == 1.0
+    assert all(t["points"] == t["max_points"] for t in correct["tests"])
+    assert wrong["gradable"] is True and 0 < wrong["score"] < 1
+    assert abs(wrong["score"] - sum(t["points"] for t in wrong["tests"]) / 10) < 1e-9
+    hidden = [t for t in wrong["tests"] if t["name"].endswith("(hidden inputs)")]
+    assert hidden and all("description" not in t and t["output"] == "" for t in hidden)
+    assert any(t["points"] == 0 and t["message"] for t in hidden)  # that it failed, and why in general terms
+
+
+def test_prairielearn_malformed_is_not_gradable(prairielearn_course, tmp_path):
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text('{"cells": [')
+    root = grade_root(tmp_path, prairielearn_course, broken)
+    config = root / "serverFilesCourse" / "inplace_autograder" / "autograder_config.json"
+    assert prairielearn.run(root, config, "data_trap") == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["gradable"] is False and "not valid notebook JSON" in data["message"]
+    assert prairielearn.run(root, config, "leaf_sgd") == 2  # not an exercise of this export
