@@ -1,0 +1,77 @@
+"""Small fixes to the built pages: exercise buttons that point at the real notebooks, and two console
+errors of the theme stack (pinned by jupyter-book 1) removed.
+
+`book/exercises` is a symlink to `exercises/` (Jupyter Book 1 only reads files under the book folder).
+The theme builds its launch, repository and download URLs from `path_to_book` + page name, which for an
+exercise page would be `book/exercises/NN_id.ipynb`: a symlink that GitHub and Colab do not follow.
+This rewrites those URLs to `exercises/NN_id.ipynb`, the real file, and drops the Colab button of
+Markdown chapters (Colab opens notebooks only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+EXERCISE_DIR = "exercises/"
+
+
+def _rewrite(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [_rewrite(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: _rewrite(v, old, new) for k, v in value.items()}
+    return value
+
+
+def _drop_colab_for_markdown(value: Any) -> Any:
+    """Colab opens .ipynb only; a MyST Markdown chapter keeps its Binder button (Binder has jupytext)."""
+    if isinstance(value, list):
+        return [_drop_colab_for_markdown(v) for v in value
+                if not (isinstance(v, dict) and "colab" in str(v.get("url", "")) and str(v["url"]).endswith(".md"))]
+    if isinstance(value, dict):
+        return {k: _drop_colab_for_markdown(v) for k, v in value.items()}
+    return value
+
+
+def point_exercises_at_repository(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    if "header_buttons" in context:
+        context["header_buttons"] = _drop_colab_for_markdown(context["header_buttons"])
+    if not pagename.startswith(EXERCISE_DIR):
+        return
+    book = app.config.html_theme_options.get("path_to_docs", "").strip("/")
+    if not book:
+        return
+    old, new = f"{book}/{EXERCISE_DIR}", EXERCISE_DIR
+    if "header_buttons" in context:
+        context["header_buttons"] = _rewrite(context["header_buttons"], old, new)
+
+
+def default_theme_mode(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """pydata-sphinx-theme's layout reads `default_mode` from the page context, which sphinx-book-theme
+    never sets: every page then logs "Got invalid theme mode" to the console."""
+    context.setdefault("default_mode", "auto")
+
+
+def drop_duplicate_scripts(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """sphinx-thebe 0.3 registers its inline script twice, which declares `const THEBE_JS_URL` twice:
+    a page error in every browser. Keep the first copy of each identical script."""
+    seen, unique = set(), []
+    for script in context.get("script_files", []):
+        attributes = getattr(script, "attributes", {}) or {}
+        # The copies differ only in filename None against '' (inline scripts), so both count as ''.
+        key = (str(getattr(script, "filename", script) or ""), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    if "script_files" in context:
+        context["script_files"] = unique
+
+
+def setup(app):
+    app.connect("html-page-context", default_theme_mode)
+    # After sphinx-book-theme (priority 500) has added its buttons.
+    app.connect("html-page-context", point_exercises_at_repository, priority=900)
+    app.connect("html-page-context", drop_duplicate_scripts, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

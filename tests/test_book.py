@@ -1,0 +1,283 @@
+"""The book: every chapter runs, every cell meant to fail raises the error it promises, claims stand on
+assertions, and the built site works in a real browser.
+
+A cell meant to fail is tagged `raises-exception` (which only *allows* an error) and declares the error
+it promises in its metadata, in MyST:
+
+    ```{code-cell} ipython3
+    :tags: [raises-exception]
+    :expect: {raises: RuntimeError, match: "modified by an inplace operation"}
+    ```
+
+`match` is a regular expression searched in the message. Chapters are read with jupytext and executed
+with nbclient, in `book/chapters` as the book build does.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urldefrag
+
+import jupytext
+import pytest
+import yaml
+from nbclient import NotebookClient
+
+from tests.browser import CHROMIUM, open_browser, serve, visit
+from tests.conftest import EXERCISE_NOTEBOOKS, ROOT
+
+BOOK = ROOT / "book"
+CHAPTER_DIR = BOOK / "chapters"
+CHAPTERS = sorted(CHAPTER_DIR.glob("[0-9][0-9]_*.md"))
+HTML = BOOK / "_build" / "html"
+SCREENSHOTS = BOOK / "_build" / "screenshots"
+PROMISE = "expect"
+# Chapters whose every section must prove its claims with `assert` (issue 4).
+ASSERTED = ("02_", "03_", "04_", "05_", "06_", "09_")
+
+
+def tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def _where(index: int, cell) -> str:
+    first = next((line for line in cell.source.splitlines() if line.strip() and not line.startswith("%")), "")
+    return f"cell {index} ({first.strip()[:60]!r})"
+
+
+def promise_problems(nb) -> list[str]:
+    """Every way an executed notebook breaks the raises-exception contract, in words."""
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        where = _where(index, cell)
+        tagged = "raises-exception" in tags(cell)
+        promise = cell.metadata.get(PROMISE)
+        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
+        if not tagged:
+            if promise is not None:
+                problems.append(f"{where} promises {promise} but is not tagged raises-exception")
+            if errors:
+                problems.append(f"{where} raised {errors[0].ename} but is not tagged raises-exception")
+            continue
+        if not (isinstance(promise, dict) and isinstance(promise.get("raises"), str)
+                and isinstance(promise.get("match"), str)):
+            problems.append(f"{where} is tagged raises-exception but does not say which error it promises: "
+                            f"add `:{PROMISE}: {{raises: ErrorType, match: \"regex\"}}` (found {promise!r})")
+            continue
+        promised = f"{promise['raises']} matching /{promise['match']}/"
+        if not errors:
+            problems.append(f"{where} raised nothing; it promises {promised}")
+        elif errors[0].ename != promise["raises"] or not re.search(promise["match"], errors[0].evalue):
+            problems.append(f"{where} raised {errors[0].ename}: {errors[0].evalue[:200]!r}; it promises {promised}")
+    return problems
+
+
+def execute(nb, cwd: Path):
+    """Run like the book build: in `cwd`; an error stops the run unless its cell is tagged raises-exception."""
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
+                   resources={"metadata": {"path": str(cwd)}}).execute()
+    return nb
+
+
+def sections(nb) -> dict[str, list[str]]:
+    """Code cell sources under each `##` heading (the title's section is 'introduction')."""
+    found, current = {"introduction": []}, "introduction"
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("## "):
+                    current = line[3:].strip()
+                    found.setdefault(current, [])
+        elif "remove-cell" not in tags(cell):
+            found[current].append(cell.source)
+    return found
+
+
+def has_assert(source: str) -> bool:
+    python = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    return any(isinstance(node, ast.Assert) for node in ast.walk(ast.parse(python)))
+
+
+def test_toc_lists_every_chapter_and_exercise():
+    toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
+    files = [entry["file"] for part in toc["parts"] for entry in part["chapters"]]
+    chapters = [f"chapters/{p.stem}" for p in CHAPTERS]
+    exercises = [f"exercises/{p.stem}" for p in sorted(EXERCISE_NOTEBOOKS.glob("*.ipynb"))]
+    assert files == chapters + exercises
+    assert (BOOK / "exercises").resolve() == EXERCISE_NOTEBOOKS.resolve(), "book/exercises must link to exercises/"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_chapter_is_a_myst_notebook_with_proved_claims(path):
+    nb = jupytext.read(path)
+    assert nb.metadata["jupytext"]["text_representation"]["format_name"] == "myst", "jupyter-book executes only these"
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    if path.name.startswith(ASSERTED):
+        unproved = [title for title, cells in sections(nb).items()
+                    if title != "introduction" and not any(has_assert(source) for source in cells)]
+        assert not unproved, f"sections of {path.name} without an assert: {unproved}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_chapter_runs_and_keeps_its_promises(path):
+    nb = execute(jupytext.read(path), CHAPTER_DIR)
+    assert not promise_problems(nb)
+
+
+CONTRACT_CASES = """\
+```{code-cell} ipython3
+:tags: [raises-exception]
+:expect: {raises: ValueError, match: "^bad value 3$"}
+raise ValueError("bad value 3")
+```
+
+```{code-cell} ipython3
+:tags: [raises-exception]
+:expect: {raises: ValueError, match: "bad"}
+x = 1
+```
+
+```{code-cell} ipython3
+:tags: [raises-exception]
+:expect: {raises: ValueError, match: "bad"}
+raise KeyError("bad")
+```
+
+```{code-cell} ipython3
+:tags: [raises-exception]
+:expect: {raises: ValueError, match: "bad"}
+raise ValueError("good")
+```
+
+```{code-cell} ipython3
+:tags: [raises-exception]
+raise ValueError("bad")
+```
+
+```{code-cell} ipython3
+:expect: {raises: ValueError, match: "bad"}
+y = 2
+```
+"""
+
+
+@pytest.mark.slow
+def test_the_promise_check_catches_every_broken_promise(tmp_path):
+    nb = execute(jupytext.reads(CONTRACT_CASES, fmt="md:myst"), tmp_path)
+    problems = promise_problems(nb)
+    assert [int(p.split()[1]) for p in problems] == [1, 2, 3, 4, 5], problems
+    assert "raised nothing" in problems[0] and "KeyError" in problems[1] and "'good'" in problems[2]
+    assert "does not say which error" in problems[3] and "not tagged" in problems[4]
+
+
+def test_an_untagged_error_stops_the_run(tmp_path):
+    nb = jupytext.reads("```{code-cell} ipython3\nraise ValueError('oops')\n```\n", fmt="md:myst")
+    with pytest.raises(Exception, match="oops"):
+        execute(nb, tmp_path)
+
+
+# ----- the built site ---------------------------------------------------------------------------------
+
+def jupyter_book() -> str:
+    beside = Path(sys.executable).with_name("jupyter-book")
+    found = str(beside) if beside.exists() else shutil.which("jupyter-book")
+    if not found:
+        pytest.fail("jupyter-book is not installed: pip install -e '.[book]'")
+    return found
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    """The book, built as CI and the README build it: warnings are errors, unchanged chapters come from
+    the execution cache, and every page is written again (`--all`) so no stale page is tested."""
+    done = subprocess.run([jupyter_book(), "build", "book", "--all", "-W", "--keep-going"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
+    return HTML
+
+
+# Find error outputs outside cells tagged raises-exception, and any traceback text outside them.
+UNEXPECTED_TRACEBACKS = """() => [...document.querySelectorAll('.cell_output')]
+  .filter(out => !out.closest('.cell')?.classList.contains('tag_raises-exception'))
+  .filter(out => out.querySelector('.traceback') || out.textContent.includes('Traceback (most recent call last)'))
+  .map(out => out.textContent.slice(0, 300))"""
+
+
+SCREENSHOT_PAGES = ("chapters/08_case_studies.html", "exercises/01_residual_add.html")
+"""Kept in book/_build/screenshots as test artifacts (not committed)."""
+
+
+def status_of(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - our own localhost server
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+@pytest.mark.slow
+def test_site_in_a_browser(site):
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found (apt-get install -y chromium); CI installs it")
+    with serve(site) as base, open_browser() as browser:
+        queue, reports = [base + "intro.html"], {}
+        while queue:
+            url = queue.pop()
+            if url in reports:
+                continue
+            name = url.removeprefix(base)
+            shot = SCREENSHOTS / f"{Path(name).stem}.png" if name in SCREENSHOT_PAGES else None
+            reports[url] = report = visit(browser, url, screenshot=shot,
+                                          inspect=lambda page: page.evaluate(UNEXPECTED_TRACEBACKS))
+            for link in report.links:
+                target, _ = urldefrag(link)
+                if target.startswith(base) and target.endswith(".html") and target not in reports:
+                    queue.append(target)
+
+        problems = []
+        for url, report in reports.items():
+            page = url.removeprefix(base)
+            problems += [f"{page}: {p}" for p in report.problems()]
+            problems += [f"{page}: unexpected traceback: {t!r}" for t in report.extra]
+            for link in report.links:
+                target, fragment = urldefrag(link)
+                if not target.startswith(base):
+                    continue
+                if target in reports:
+                    if fragment and fragment not in reports[target].ids:
+                        problems.append(f"{page}: link to a missing anchor {link.removeprefix(base)}")
+                elif status_of(target) != 200:
+                    problems.append(f"{page}: broken link {link.removeprefix(base)}")
+    pages = {url.removeprefix(base) for url in reports}
+    expected = {f"chapters/{p.stem}.html" for p in CHAPTERS} | {f"exercises/{p.stem}.html"
+                                                                 for p in EXERCISE_NOTEBOOKS.glob("*.ipynb")}
+    assert expected <= pages, f"pages never reached from the first page: {sorted(expected - pages)}"
+    assert not problems, "\n".join(problems)
+    assert all((SCREENSHOTS / f"{Path(p).stem}.png").stat().st_size > 10_000 for p in SCREENSHOT_PAGES)
+
+
+@pytest.mark.slow
+def test_the_browser_helper_reports_what_a_page_did_wrong(tmp_path):
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found (apt-get install -y chromium); CI installs it")
+    (tmp_path / "page.html").write_text(
+        '<html><body id="top"><a href="gone.html">x</a><img src="missing.png"><img src="https://example.com/a.png">'
+        '<script>console.error("boom")</script><script>undefinedFunction()</script></body></html>')
+    (tmp_path / "clean.html").write_text('<html><body><p id="here">fine</p></body></html>')
+    with serve(tmp_path) as base, open_browser() as browser:
+        bad = visit(browser, base + "page.html")
+        clean = visit(browser, base + "clean.html", screenshot=tmp_path / "clean.png")
+    assert clean.ok and clean.ids == {"here"} and (tmp_path / "clean.png").stat().st_size > 0
+    assert "boom" in bad.console_errors and any("undefinedFunction" in e for e in bad.page_errors)
+    assert any("missing.png" in i for i in bad.broken_images) and any("example.com" in r for r in bad.failed_requests)
+    assert bad.links == [base + "gone.html"] and not bad.ok
