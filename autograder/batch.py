@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -19,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import trials as trial_plan
-from .evidence import GraderError
 from .exercises import EXERCISES, get
 from .files import write_atomically
 from .grade import grade
@@ -27,9 +27,17 @@ from .harness import run_reference
 from .report import gradebook_csv
 from .result import Result
 from .runner import Job, Runner
+from .spec import Exercise
 from .submission import SubmissionError, answer_code
 
 SUFFIXES = (".ipynb", ".py")
+
+
+class DuplicateNames(ValueError):
+    """Two files of a batch would share one results folder: a usage error, caught before grading."""
+
+STDOUT_KEPT = 4000
+"""Characters of a submission's printed output kept in its results.json."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,17 @@ def find_submissions(paths: Iterable[Path]) -> list[Path]:
         else:
             found.append(path)
     return list(dict.fromkeys(found))
+
+
+def named_submissions(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The submissions under `paths` and their names; DuplicateNames if two would share a name."""
+    files = find_submissions(paths)
+    names = [submission_name(p, paths) for p in files]
+    clashes = sorted({n for n in names if names.count(n) > 1})
+    if clashes:
+        raise DuplicateNames(f"several files would be graded under the same name ({', '.join(clashes)}): "
+                             "grade them in separate runs or give them distinct file names")
+    return files, names
 
 
 def submission_name(path: Path, roots: Iterable[Path]) -> str:
@@ -84,7 +103,28 @@ def malformed(submission: str, exercise: str, message: str, max_score: float) ->
                   output=message)
 
 
-def grade_file(path: Path, name: str, settings: Settings, runner: Runner) -> Result:
+class References:
+    """Each exercise's trials, hidden inputs and reference outcomes, made once per batch.
+
+    Every submission of an exercise in a batch gets the same hidden inputs (seeded by the salt and the
+    exercise), so the reference is computed once, in this process, which never runs student code.
+    """
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._made: dict[str, tuple] = {}
+        self._lock = threading.Lock()
+
+    def get(self, exercise: Exercise) -> tuple:
+        with self._lock:
+            if exercise.id not in self._made:
+                trials = trial_plan.plan(exercise, self.settings.devices, public_only=False)
+                inputs = trial_plan.draw(exercise, trials, trial_plan.derive_seed(self.settings.salt, exercise.id))
+                self._made[exercise.id] = (trials, inputs, run_reference(exercise, trials, inputs))
+            return self._made[exercise.id]
+
+
+def grade_file(path: Path, name: str, settings: Settings, runner: Runner, references: References | None = None) -> Result:
     """One submission, whatever state it is in, to a Result. Grader faults become grader_error."""
     start = time.perf_counter()
     hint = settings.exercise or exercise_from_name(path)
@@ -100,11 +140,8 @@ def grade_file(path: Path, name: str, settings: Settings, runner: Runner) -> Res
         return malformed(name, exercise_id, f"{path.name} names an unknown exercise {exercise_id!r}.", 0.0)
     exercise = get(exercise_id)
     try:
-        trials = trial_plan.plan(exercise, settings.devices, public_only=False)
-        seed = trial_plan.derive_seed(settings.salt, exercise.id, answer.code)
-        inputs = trial_plan.draw(exercise, trials, seed)
+        trials, inputs, reference = (references or References(settings)).get(exercise)
         report = runner.run(Job(exercise.id, answer.code, trials, inputs, settings.timeout))
-        reference = run_reference(exercise, trials, inputs)
         result = grade(exercise, report, reference, trials, inputs, submission=name)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()
@@ -112,7 +149,7 @@ def grade_file(path: Path, name: str, settings: Settings, runner: Runner) -> Res
                       max_score=exercise.max_score,
                       output=f"Internal grading error (not your fault; your teacher has been told): {detail}",
                       extra={"grader_traceback": traceback.format_exc()[-4000:]})
-    extra = {"stdout": report.stdout[-4000:]} if report.stdout else {}
+    extra = {"stdout": report.stdout[:STDOUT_KEPT]} if report.stdout else {}
     return Result(**{**result.__dict__, "execution_time": time.perf_counter() - start, "extra": extra})
 
 
@@ -140,10 +177,7 @@ def grade_batch(
     on_done: Callable[[str, dict, bool], None] | None = None,
 ) -> list[dict]:
     """Grades every submission under `paths` into `out`; returns the results as written, in order."""
-    files = find_submissions(paths)
-    names = [submission_name(p, paths) for p in files]
-    if len(set(names)) != len(names):
-        raise GraderError("two submissions map to the same name; grade them from separate folders")
+    files, names = named_submissions(paths)
     rows: dict[str, dict] = {}
     todo = []
     for path, name in zip(files, names):
@@ -156,8 +190,10 @@ def grade_batch(
         else:
             todo.append((path, name, digest))
 
+    references = References(settings)
+
     def work(path: Path, name: str, digest: str) -> tuple[str, dict]:
-        result = grade_file(path, name, settings, runner)
+        result = grade_file(path, name, settings, runner, references)
         data = result.to_json()
         data["submission_sha256"] = digest
         data["submission_path"] = str(path)

@@ -136,6 +136,39 @@ def holds(key: str, scenarios: tuple[str, ...], failure: str) -> Callable[[Evide
     return evaluate
 
 
+GRADCHECK_TOLERANCE = Tolerance(1e-3, 1e-5, "torch.autograd.gradcheck's defaults for float64")
+
+
+def finite_differences_agree(scenarios: tuple[str, ...], failure: str) -> Callable[[Evidence], Verdict]:
+    """The analytic gradient agrees with central differences along random directions (probes.observe_gradcheck).
+
+    Judged here, from raw values, so a submission that patches torch.autograd.gradcheck or allclose
+    gains nothing.
+    """
+    from .probes import FD_DIRECTIONS, FD_EPS
+
+    def evaluate(ev: Evidence) -> Verdict:
+        for pair in _some(ev.pairs(scenarios), scenarios):
+            for k in range(FD_DIRECTIONS):
+                values = pair.got.values
+                if f"fd {k} v" not in values:
+                    return Verdict(False, why_missing(pair, "gradcheck"))
+                numeric = (values[f"fd {k} plus"].double() - values[f"fd {k} minus"].double()) / (2 * FD_EPS)
+                numeric = float((numeric * values[f"fd {k} v"].double()).sum())
+                analytic = 0.0
+                i = 0
+                while f"fd {k} u {i}" in values:
+                    analytic += float((values[f"fd {k} grad {i}"].double() * values[f"fd {k} u {i}"].double()).sum())
+                    i += 1
+                tol = GRADCHECK_TOLERANCE
+                if not abs(numeric - analytic) <= tol.atol + tol.rtol * abs(numeric):
+                    return Verdict(False, f"{failure} (in {pair.label}: finite differences give {numeric:.6g} "
+                                          f"along a random direction, your backward gives {analytic:.6g}).")
+        return PASS
+
+    return evaluate
+
+
 def _some(pairs: Iterable[Pair], scenarios: object) -> Iterator[Pair]:
     """The pairs, raising GraderError if there are none: a check over no trial cannot fail."""
     seen = False

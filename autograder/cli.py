@@ -1,4 +1,4 @@
-"""The command line: `autograder list | grade | check | assign | blame`. I/O lives here."""
+"""The command line: `autograder list | grade | check | assign | blame | export | report`. I/O lives here."""
 
 from __future__ import annotations
 
@@ -42,8 +42,9 @@ def _devices(choice: str) -> tuple[str, ...]:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .batch import Settings, find_submissions, grade_batch
-    from .runner.subprocess_runner import SubprocessRunner
+    from .batch import DuplicateNames, Settings, grade_batch, named_submissions
+    from .runner.limits import Limits
+    from .runner.pool import PoolError, WarmPool
 
     if args.exercise and args.exercise not in EXERCISES:
         return _usage(f"unknown exercise {args.exercise!r}; known: {', '.join(EXERCISES)}")
@@ -54,21 +55,32 @@ def cmd_grade(args: argparse.Namespace) -> int:
     import torch
 
     torch.set_num_threads(1)  # the reference's tensors are tiny; --jobs gives the parallelism
-    files = find_submissions(args.paths)
+    try:
+        files, _ = named_submissions(args.paths)
+    except DuplicateNames as e:
+        return _usage(str(e))
     if not files:
         return _usage("no .ipynb or .py submissions found under " + ", ".join(map(str, args.paths)))
     settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
                         salt=os.environ.get("AUTOGRADER_SALT", Settings.salt))
     console = _console()
+    limits = Limits(timeout=args.timeout, memory=int(args.memory * 1024**3))
+    try:
+        pool = WarmPool(min(args.jobs, len(files)), limits, sandbox=False if args.no_sandbox else None)
+    except PoolError as e:
+        _console(stderr=True).print(f"[bold red]error:[/] {e}")
+        return 1
+    if pool.warning:
+        _console(stderr=True).print(f"[bold red]WARNING: {pool.warning}[/]")
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=console, disable=args.quiet)
-    with progress:
+    with pool, progress:
         task = progress.add_task("", total=len(files))
 
         def done(name: str, data: dict, reused: bool) -> None:
             progress.update(task, advance=1, description=f"{name}{' (already graded)' if reused else ''}")
 
-        results = grade_batch(args.paths, args.out, settings, SubprocessRunner(), jobs=args.jobs, on_done=done)
+        results = grade_batch(args.paths, args.out, settings, pool, jobs=args.jobs, on_done=done)
     _summary(console, results, args.out)
     return 1 if any(r.get("status") == "grader_error" for r in results) else 0
 
@@ -93,7 +105,8 @@ def _summary(console: Console, results: list[dict], out: Path) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from .pipeline import grade_code
     from .report import feedback_text
-    from .runner.subprocess_runner import SubprocessRunner
+    from .runner.limits import Limits
+    from .runner.pool import WarmPool
     from .submission import SubmissionError, answer_code
 
     try:
@@ -106,8 +119,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         return _usage(f"{args.path} does not say which exercise it is: pass --exercise ID")
     if exercise not in EXERCISES:
         return _usage(f"unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
-    result = grade_code(exercise, answer.code, public_only=True, runner=SubprocessRunner(), timeout=args.timeout,
-                        submission=str(args.path))
+    with WarmPool(1, Limits(timeout=args.timeout)) as pool:
+        result = grade_code(exercise, answer.code, public_only=True, runner=pool, timeout=args.timeout,
+                            submission=str(args.path))
     print(feedback_text(result))
     print("(Self-check: public checks only. The grader also checks gradients on hidden inputs.)")
     return 0 if result.status == "passed" else 1
@@ -149,7 +163,10 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--device", default="auto", choices=device_choice.CHOICES)
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     g.add_argument("--out", type=Path, default=Path("grades"), help="where results go (default: grades/)")
-    g.add_argument("--timeout", type=float, default=60.0, help="seconds per submission")
+    g.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per submission (default 60)")
+    g.add_argument("--memory", type=float, default=2.0, help="GiB a submission may allocate (default 2)")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="run submissions without bubblewrap (trusted code only: they can read your files)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.set_defaults(func=cmd_grade)
 
@@ -164,6 +181,12 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--solutions", type=Path, default=Path("solutions"))
     a.add_argument("--exercises", type=Path, default=Path("exercises"))
     a.set_defaults(func=cmd_assign)
+
+    from .blame.script import add_subcommand as add_blame
+    from .export.cli import add_subcommands as add_exports
+
+    add_blame(sub)
+    add_exports(sub)
     return p
 
 

@@ -31,14 +31,31 @@ def explain(error: ErrorInfo) -> str:
     if INPLACE_ERROR.search(error.message):
         text += "\nWhat it means: " + _INPLACE_MEANING
         if error.culprit:
-            c = error.culprit
-            text += f"\nThe in-place change: `{c.get('op')}` at line {c.get('line')}"
-            if c.get("code"):
-                text += f" (`{str(c['code']).strip()}`)"
-            text += "."
+            text += "\n" + culprit_text(error.culprit)
     elif LEAF_INPLACE_ERROR.search(error.message):
         text += "\nWhat it means: " + _LEAF_MEANING
     return text
+
+
+def _site(site: object) -> str:
+    """`op` at line N (`code`), from one entry of a locator report, whatever a worker put there."""
+    if not isinstance(site, dict):
+        return "an operation the locator could not see"
+    text = f"`{str(site.get('op'))[:80]}`"
+    if isinstance(site.get("line"), int):
+        where = site.get("file")
+        text += f" at line {site['line']}" + ("" if where in (None, "<answer>") else f" of {str(where)[:200]}")
+    if site.get("code"):
+        text += f" (`{str(site['code']).strip()[:200]}`)"
+    return text
+
+
+def culprit_text(report: dict) -> str:
+    """What the culprit locator found, in one sentence."""
+    text = f"The line that broke autograd: {_site(report.get('culprit'))} changed a tensor in place"
+    if report.get("saved_by"):
+        text += f" after {_site(report.get('saved_by'))} had saved it for backward"
+    return text + "."
 
 
 def first_line(message: str, limit: int = 400) -> str:

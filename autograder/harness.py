@@ -9,16 +9,50 @@ import linecache
 import math
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import torch
 
 from .outcome import ErrorInfo, Outcome, RunReport, Trial
-from .spec import Exercise, Inputs
+from .spec import INPLACE_ERROR, Exercise, Inputs
 
 ANSWER_FILE = "<answer>"
 """The file name answer code is compiled under, so tracebacks can be located in it."""
+
+
+def _guarded() -> dict[str, Any]:
+    """Namespaces whose functions the harness relies on, by name: torch, Tensor, autograd, functional..."""
+    import torch.nn.functional as functional
+
+    return {"torch": torch, "torch.Tensor": torch.Tensor, "torch.autograd": torch.autograd,
+            "torch.nn.functional": functional, "torch.nn.Module": torch.nn.Module,
+            "torch.autograd.Function": torch.autograd.Function, "torch.testing": torch.testing}
+
+
+def snapshot() -> dict[str, int]:
+    """The identity of every attribute of the guarded namespaces (taken before answer code runs)."""
+    return {f"{prefix}.{name}": id(value) for prefix, space in _guarded().items() for name, value in vars(space).items()}
+
+
+def tampered(before: dict[str, int]) -> list[str]:
+    """Attributes of torch that answer code replaced or deleted since `before` (additions are fine)."""
+    now = snapshot()
+    return sorted(name for name, ident in before.items() if now.get(name) != ident)
+
+
+def _tamper_error(names: list[str]) -> ErrorInfo:
+    shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+    return ErrorInfo("TamperError", f"your code replaced parts of torch ({shown}); the grader cannot trust "
+                     "what it observes after that, so this counts as a failure. Do not monkeypatch torch.")
+
+
+def _settle_torch() -> None:
+    """Imports what torch imports lazily and that rebinds its own attributes when it does (torch._dynamo
+    wraps torch.manual_seed, pulled in by the first optimizer), so only answer code can change them."""
+    import torch._dynamo  # noqa: F401
+    import torch.optim  # noqa: F401
 
 
 def load_answer(code: str, filename: str = ANSWER_FILE) -> tuple[dict[str, Any], ErrorInfo | None]:
@@ -83,14 +117,30 @@ def plain(value: Any) -> Any:
     raise TypeError(f"a scenario may observe tensors, numbers and strings, not {type(value).__name__}")
 
 
+def _with_culprit(error: ErrorInfo, rerun: Callable[[], None], frames: str | None) -> ErrorInfo:
+    """For an in-place error: run the trial again under the locator to name the line that did it."""
+    from .blame import culprit_for
+
+    try:
+        report = culprit_for(rerun, frames)
+    except BaseException:  # noqa: BLE001 - the locator is a bonus; the error stands without it
+        return error
+    return replace(error, culprit=report) if report else error
+
+
 def run_trials(
     exercise: Exercise,
     namespace: Mapping[str, Any],
     trials: tuple[Trial, ...],
     inputs: Mapping[str, Inputs],
     filename: str = ANSWER_FILE,
+    culprit_frames: str | None = ANSWER_FILE,
+    pristine: dict[str, int] | None = None,
 ) -> dict[str, Outcome]:
-    """Runs each trial, keeping what it observed even when it raised."""
+    """Runs each trial, keeping what it observed even when it raised. An in-place error is run again
+    under the culprit locator, whose report names the line (frames of `culprit_frames`; None: any
+    frame outside torch and this package). With `pristine` (a snapshot), a trial after which torch was
+    patched keeps no observation."""
     outcomes = {}
     for i, trial in enumerate(trials):
         scenario = exercise.scenario(trial.scenario)
@@ -104,9 +154,19 @@ def run_trials(
             scenario.run(namespace, trial_inputs, device, obs)
         except Exception as e:  # noqa: BLE001 - any error of the code under test is an observation
             error = error_info(e, filename)
+            if INPLACE_ERROR.search(error.message):
+                def rerun(scenario=scenario, trial=trial, device=device, seed=1000 + i) -> None:
+                    torch.manual_seed(seed)
+                    scenario.run(namespace, to_device(inputs[f"{trial.scenario}/{trial.dtype}"], device), device, {})
+
+                error = _with_culprit(error, rerun, culprit_frames)
         except SystemExit as e:
             error = ErrorInfo("SystemExit", f"the code called exit({e.code})")
         seconds = time.perf_counter() - start
+        changed = tampered(pristine) if pristine is not None else []
+        if changed:  # observations made with a patched torch are worthless: keep none
+            outcomes[trial.key] = Outcome({}, _tamper_error(changed), seconds)
+            continue
         outcomes[trial.key] = Outcome({k: plain(v) for k, v in obs.items()}, error, seconds)
     return outcomes
 
@@ -114,17 +174,22 @@ def run_trials(
 def run_answer(exercise: Exercise, code: str, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs]) -> RunReport:
     """Loads answer code and runs every trial: the whole job of a worker, minus the wire."""
     start = time.perf_counter()
+    _settle_torch()
+    pristine = snapshot()
     namespace, load_error = load_answer(code)
+    changed = tampered(pristine)
+    if changed:
+        load_error = _tamper_error(changed)
     if load_error is not None:
         return RunReport(load_error=load_error, seconds=time.perf_counter() - start)
     problems = symbol_problems(exercise, namespace)
     if problems:
         return RunReport(problems=problems, seconds=time.perf_counter() - start)
-    outcomes = run_trials(exercise, namespace, trials, inputs)
+    outcomes = run_trials(exercise, namespace, trials, inputs, pristine=pristine)
     return RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
 
 
 def run_reference(exercise: Exercise, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs]) -> dict[str, Outcome]:
     """The reference's observations on the CPU, for every scenario and dtype among `trials`."""
     cpu = tuple(dict.fromkeys(Trial(t.scenario, t.dtype, "cpu") for t in trials))
-    return run_trials(exercise, exercise.reference, cpu, inputs, filename="<reference>")
+    return run_trials(exercise, exercise.reference, cpu, inputs, filename="<reference>", culprit_frames="<reference>")

@@ -39,7 +39,7 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None, *, quiet
     inputs = trial_plan.draw(exercise, trials, trial_plan.PUBLIC_SEED)
     problems = symbol_problems(exercise, ns)
     report = RunReport(problems=problems) if problems else RunReport(
-        outcomes=run_trials(exercise, ns, trials, inputs, filename="<notebook>")
+        outcomes=run_trials(exercise, ns, trials, inputs, filename="<notebook>", culprit_frames=None)
     )
     result = grade(exercise, report, run_reference(exercise, trials, inputs), trials, inputs,
                    public_only=True, submission="notebook")

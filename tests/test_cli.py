@@ -97,6 +97,11 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert main(["grade", str(tmp_path / "nothing")]) == 2
     assert main(["grade", str(tmp_path), "--exercise", "nope"]) == 2
     assert main(["grade", str(tmp_path)]) == 2  # an empty folder
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for d in ("a", "b"):
+        shutil.copy(SOLUTIONS / "05_leaf_sgd.ipynb", tmp_path / d / "05_leaf_sgd.ipynb")
+    assert main(["grade", str(tmp_path / "a"), str(tmp_path / "b"), "--quiet"]) == 2  # same names
 
 
 def test_check_command_on_the_solution_and_a_broken_file(tmp_path):
@@ -113,3 +118,33 @@ def test_list_and_assign_check():
     listed = run_cli("list")
     assert listed.returncode == 0 and "residual_add" in listed.stdout
     assert run_cli("assign", "--check").returncode == 0
+
+
+def test_a_killed_batch_finishes_on_rerun_without_regrading(tmp_path):
+    """SIGKILL the grader once some results are written; the same command then completes the batch."""
+    import os
+    import signal
+    import time
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for i in range(10):
+        shutil.copy(SOLUTIONS / "05_leaf_sgd.ipynb", folder / f"s{i:02d}_leaf_sgd.ipynb")
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out), "--jobs", "1", "--quiet"]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    while len(list(out.glob("*/results.json"))) < 3 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/results.json")}
+    assert 3 <= len(done) < 10 and not (out / "gradebook.csv").exists()
+    for p in out.glob("*/results.json"):
+        json.loads(p.read_text())  # every file written is whole
+    rerun = run_cli("grade", str(folder), "--out", str(out), "--jobs", "1", "--quiet")
+    assert rerun.returncode == 0
+    after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/results.json")}
+    assert len(after) == 10 and all(after[n] == t for n, t in done.items())  # nothing regraded
+    rows = list(csv.DictReader((out / "gradebook.csv").open()))
+    assert sorted(r["submission"] for r in rows) == sorted(after) and {r["status"] for r in rows} == {"passed"}

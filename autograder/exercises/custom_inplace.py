@@ -80,7 +80,7 @@ def _later_change(ns, inputs, device, obs):
 
 def _gradcheck(ns, inputs, device, obs):
     slope = inputs["slope"]
-    obs["gradcheck"] = probes.gradcheck_passes(lambda a: _call(ns, a.clone(), slope), (inputs["x"].requires_grad_(True),))
+    probes.observe_gradcheck(obs, lambda a: _call(ns, a.clone(), slope), (inputs["x"].requires_grad_(True),))
 
 
 PUBLIC, BATCH, DEFAULT, LATER, GRADCHECK = "public", "batch", "default slope", "later in-place change", "gradcheck"
@@ -119,7 +119,7 @@ EXERCISE = Exercise(
         Check("gradients", 2, "The gradient of x matches the reference, in float32 and float64.",
               checks.matches_reference(("grad x",), "Gradient", (BATCH,))),
         Check("gradcheck", 2, "The Function's backward agrees with finite differences (float64 gradcheck).",
-              checks.holds("gradcheck", (GRADCHECK,), "gradcheck found gradients that disagree with finite "
+              checks.finite_differences_agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
                            "differences"), public=True),
         Check("saves output", 1, "The output is saved with save_for_backward, so that changing the result "
               "in place afterwards makes backward raise the in-place error.",

@@ -50,7 +50,7 @@ def _forward_backward(ns, inputs, device, obs):
 def _gradcheck(ns, inputs, device, obs):
     x = inputs["x"].requires_grad_(True)
     weight = inputs["weight"].requires_grad_(True)
-    obs["gradcheck"] = probes.gradcheck_passes(lambda a, w: ns["normalized_linear"](a, w), (x, weight))
+    probes.observe_gradcheck(obs, lambda a, w: ns["normalized_linear"](a, w), (x, weight))
 
 
 PUBLIC, BATCH, FROZEN, GRADCHECK = "public", "batch", "input without grad", "gradcheck"
@@ -79,7 +79,7 @@ EXERCISE = Exercise(
               checks.matches_reference(("grad ",), "Gradient", (BATCH, FROZEN))),
         Check("gradcheck", 2, "Analytic gradients for x and weight agree with finite differences "
               "(float64 gradcheck).",
-              checks.holds("gradcheck", (GRADCHECK,), "gradcheck found gradients that disagree with finite "
+              checks.finite_differences_agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
                            "differences (is part of the computation hidden from autograd?)"), public=True),
         Check("weight unchanged", 2, "The caller's weight holds the same values after forward and backward.",
               checks.holds("weight unchanged", (PUBLIC, BATCH, FROZEN), "Your function changed the caller's "

@@ -111,7 +111,7 @@ def _gradcheck(ns, inputs, device, obs):
         return torch.func.functional_call(model, dict(zip(names, ws)), (x,))
 
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-        obs["gradcheck"] = probes.gradcheck_passes(fn, (inputs["x"].requires_grad_(True), *weights))
+        probes.observe_gradcheck(obs, fn, (inputs["x"].requires_grad_(True), *weights))
 
 
 # --- checks ----------------------------------------------------------------------------------------
@@ -301,7 +301,7 @@ EXERCISE = Exercise(
               "the forward drew, in float32 and float64.", _gradients((TRAIN, DEFAULT, NO_DROP), "Gradient")),
         Check("gradcheck", 1, "Analytic gradients agree with finite differences (float64 gradcheck, training "
               "mode, one fixed dropout mask).",
-              checks.holds("gradcheck", (GRADCHECK,), "gradcheck found gradients that disagree with finite "
+              checks.finite_differences_agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
                            "differences"), public=True),
         Check("train and eval", 1, "Eval mode is deterministic: no dropout, output and gradients as the "
               "reference's.", checks.matches_reference(("output", "grad "), "Eval mode (no dropout)", (EVAL,))),

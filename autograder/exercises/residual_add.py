@@ -71,7 +71,7 @@ def _gradcheck(ns, inputs, device, obs):
         return torch.func.functional_call(model, dict(zip(names, weights)), (x,))
 
     x = inputs["x"].requires_grad_(True)
-    obs["gradcheck"] = probes.gradcheck_passes(fn, (x, *(params[n] for n in names)))
+    probes.observe_gradcheck(obs, fn, (x, *(params[n] for n in names)))
 
 
 TRAIN, EVAL, FROZEN, GRADCHECK, PUBLIC = "train", "eval", "input without grad", "gradcheck", "public"
@@ -100,7 +100,7 @@ EXERCISE = Exercise(
         Check("gradients", 3, "Gradients of the input and of every parameter match the reference, "
               "in float32 and float64.", checks.matches_reference(("grad ",), "Gradient", (TRAIN, FROZEN))),
         Check("gradcheck", 1, "Analytic gradients agree with finite differences (float64 gradcheck).",
-              checks.holds("gradcheck", (GRADCHECK,), "gradcheck found gradients that disagree with "
+              checks.finite_differences_agree((GRADCHECK,), "gradcheck found gradients that disagree with "
                            "finite differences"), public=True),
         Check("train and eval", 1, "Eval mode uses the running statistics and leaves them unchanged; "
               "training mode updates them as BatchNorm does.",

@@ -149,7 +149,7 @@ def _gradcheck(ns, inputs, device, obs):
         return torch.func.functional_call(model, dict(zip(names, ws)), (tokens.clone(), mask.clone()))
 
     params = tuple(weights[n].detach().clone().requires_grad_(True) for n in names)
-    obs["gradcheck"] = probes.gradcheck_passes(fn, params)
+    probes.observe_gradcheck(obs, fn, params)
 
 
 _ENCODER = ("Both passes must use the same `embed`: a second encoder, or a copy of `embed`, has weights of "
@@ -214,7 +214,7 @@ EXERCISE = Exercise(
               checks.matches_reference(("grad ",), "Gradient", (HIDDEN, SINGLE))),
         Check("gradcheck", 1, "Analytic gradients of embed.weight, fc_a.weight and fc_b.weight agree with "
               "finite differences (float64 gradcheck).",
-              checks.holds("gradcheck", (GRADCHECK,), "gradcheck found gradients that disagree with finite "
+              checks.finite_differences_agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
                            "differences"), public=True),
         Check("caller's tensors unchanged", 2, "The caller's `tokens` and `mask` are not modified by forward "
               "or backward.",

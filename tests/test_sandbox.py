@@ -1,0 +1,146 @@
+"""Untrusted code: every attack gets a verdict, earns nothing it did not earn honestly, changes nothing
+for any other submission, and leaves nothing running. One warm pool serves the whole module."""
+
+import json
+import socket
+import subprocess
+import threading
+
+import pytest
+
+from autograder.batch import Settings, grade_batch
+from autograder.runner.limits import Limits
+from autograder.runner.pool import WarmPool
+from autograder.runner.sandbox import bwrap_problem
+from tests.conftest import ROOT, solution_code
+from tests.exercises.test_residual_add import BROKEN
+
+pytestmark = pytest.mark.slow
+SANDBOXED = bwrap_problem() is None
+needs_bwrap = pytest.mark.skipif(not SANDBOXED, reason=f"bubblewrap unavailable: {bwrap_problem()}")
+
+SOLUTION = solution_code("residual_add")
+MARK = "autograder-leftover-987654"
+
+
+def _listener():
+    """A TCP server on loopback that a sandboxed submission must not reach."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    threading.Thread(target=lambda: server.accept(), daemon=True).start()
+    return server
+
+
+SERVER = _listener()
+PORT = SERVER.getsockname()[1]
+
+ATTACKS = {
+    # name: (code, statuses allowed, the honest score it must not beat: None = 0)
+    "patch allclose and equal": (BROKEN + "\ntorch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n",
+                                 {"failed"}, "broken"),
+    "patch gradcheck": (BROKEN + "\ntorch.autograd.gradcheck = lambda *a, **k: True\n", {"failed"}, "broken"),
+    "patch backward to swallow the error": (BROKEN + """
+_backward = torch.Tensor.backward
+def backward(self, *args, **kwargs):
+    try:
+        _backward(self, *args, **kwargs)
+    except RuntimeError:
+        pass
+torch.Tensor.backward = backward
+""", {"failed"}, "broken"),
+    "tensor subclass that claims equality": (BROKEN.replace("        return out", """        class Liar(torch.Tensor):
+            def __eq__(self, other):
+                return True
+            def allclose(self, *args, **kwargs):
+                return True
+        return out.as_subclass(Liar)"""), {"failed"}, "broken"),
+    "prints fake results and exits 0": ('import json\nprint(json.dumps({"score": 10, "max_score": 10, "tests": []}))\n'
+                                        "import os\nos._exit(0)\n", {"crashed"}, None),
+    "sys.exit(0) while loading": ("import sys\nsys.exit(0)\n", {"failed"}, None),
+    "kills its parent": ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n", {"crashed"}, None),
+    "segfault": ("import ctypes\nctypes.string_at(0)\n", {"crashed"}, None),
+    "infinite loop": ("while True:\n    pass\n", {"timed_out"}, None),
+    "memory bomb": ("import torch\nx = torch.ones(2**31, dtype=torch.uint8)\ny = torch.ones(2**31, dtype=torch.uint8)\n",
+                    {"failed", "crashed"}, None),
+    "fork storm": ("import os\nwhile True:\n    os.fork()\n", {"failed", "crashed", "timed_out"}, None),
+    "background process left behind": (SOLUTION + f"\nimport subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 300 # {MARK}'],"
+                                       " start_new_session=True)\n", {"passed"}, 10),
+    "huge output": ("print('x' * 10**9)\n", {"failed", "crashed"}, None),
+    "deep recursion": (SOLUTION + "\ndef f(n):\n    return f(n + 1)\nf(0)\n", {"failed"}, None),
+    "writes files": (SOLUTION + "\nopen('/tmp/left-behind', 'w').write('x')\nopen('left-behind', 'w').write('x')\n",
+                     {"passed"}, 10),
+}
+if SANDBOXED:
+    ATTACKS |= {
+        # a solution that fails if it can see what it must not: full marks prove it saw nothing
+        "cannot see solutions or the course": (SOLUTION + f"""
+import os
+for path in {[str(ROOT / 'solutions'), str(ROOT / 'tests'), str(ROOT / 'samples'), str(ROOT.parent / 'shared')]!r}:
+    assert not os.path.exists(path) or not os.listdir(path), path
+""", {"passed"}, 10),
+        "no network": (SOLUTION + f"""
+import socket
+try:
+    socket.create_connection(("127.0.0.1", {PORT}), timeout=2)
+    raise AssertionError("reached the network")
+except OSError:
+    pass
+""", {"passed"}, 10),
+        "sees no other job's files": (SOLUTION + "\nimport os\nassert not os.path.exists('/tmp/left-behind')\n",
+                                      {"passed"}, 10),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submissions")
+    out = tmp_path_factory.mktemp("out")
+    names = {}
+    for i, (name, (code, _, _)) in enumerate(ATTACKS.items()):
+        path = folder / f"attack_{i:02d}.py"
+        path.write_text(code)
+        names[name] = path.name
+        (folder / f"honest_{i:02d}.py").write_text(SOLUTION)  # an honest neighbour after every attack
+    (folder / "broken.py").write_text(BROKEN)
+    settings = Settings(exercise="residual_add", timeout=8)
+    with WarmPool(1, Limits(timeout=8, memory=1024**3)) as pool:  # one slot: each job follows the last
+        results = grade_batch([folder], out, settings, pool, jobs=1)
+    by_name = {r["submission"]: r for r in results}
+    return names, by_name
+
+
+def test_honest_neighbours_are_all_graded_correctly(graded):
+    _, results = graded
+    honest = [r for n, r in results.items() if n.startswith("honest_")]
+    assert len(honest) == len(ATTACKS)
+    assert [r["score"] for r in honest] == [10] * len(honest), [(r["submission"], r["output"]) for r in honest]
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_attack_gets_a_verdict_and_no_unearned_points(graded, name):
+    names, results = graded
+    code, statuses, ceiling = ATTACKS[name]
+    result = results[names[name]]
+    assert result["status"] in statuses, (result["status"], result["output"])
+    honest = {"broken": results["broken.py"]["score"], None: 0}.get(ceiling, ceiling)
+    assert result["score"] <= honest
+    assert len(json.dumps(result)) < 100_000  # huge output is cut, results stay small
+
+
+def test_nothing_outlives_its_grading(graded):
+    leftovers = subprocess.run(["pgrep", "-f", MARK], capture_output=True, text=True).stdout.split()
+    assert leftovers == []
+
+
+def test_files_written_by_a_submission_stay_in_its_sandbox(graded):
+    assert not (ROOT / "left-behind").exists()
+    if SANDBOXED:
+        import os
+        assert not os.path.exists("/tmp/left-behind")
+
+
+def test_without_bubblewrap_the_pool_says_so(monkeypatch):
+    monkeypatch.setattr("autograder.runner.pool.bwrap_problem", lambda: "bubblewrap is not installed")
+    with WarmPool(1, Limits(timeout=5)) as pool:
+        assert not pool.sandboxed and "NOT SANDBOXED" in pool.warning
