@@ -114,7 +114,11 @@ def test_lms_gradebook_keeps_the_best_of_two_submissions():
 
 
 def test_culprit_lines_are_found_in_feedback():
-    text = "raised RuntimeError at line 7 of your answer (`x`).\nThe in-place change: `add_` at line 3 (`y += 1`)."
+    from autograder.feedback import culprit_text  # the grader's own wording, so the two cannot drift
+
+    located = culprit_text({"culprit": {"op": "torch.Tensor.add_", "line": 3, "code": "y += 1"},
+                            "saved_by": {"op": "torch.relu", "line": 2, "code": "y = x.relu()"}})
+    text = "raised RuntimeError at line 7 of your answer (`x`).\n" + located
     assert culprit_lines(text) == [7, 3]
     assert culprit_lines("Your answer has a syntax error at line 2: invalid syntax") == [2]
     assert culprit_lines("Gradient differs") == []
