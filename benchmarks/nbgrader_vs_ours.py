@@ -20,15 +20,21 @@ nbgrader cell metadata (answer cell = solution cell, check cell = autograded tes
 student's own notebook with the same metadata added. Files nbformat cannot read (frank's truncated and
 empty ones) are copied as they are. Times are end to end: each command's wall clock, start-up included.
 
+Ours is run twice, on the class and on `--many` copies of it (1,200; same files under other names), so its
+wall time splits into a fixed start-up (imports, the sandboxed workers, the references) and a marginal cost
+per submission: (wall_many - wall_class) / (n_many - n_class). nbgrader's cost is counted per notebook it
+graded: it gives up on a student's whole assignment at the first notebook it cannot read (frank's).
+
 "Beyond its own compute": the pool does not record a job's own compute separately, so it is estimated as
-(wall x jobs / n) - c, where c is the mean in-process cost of the same grading work: `batch.grade_file` on
+(wall x jobs / n) - c, with the marginal cost in place of wall / n (and, start-up included, the 1,200 run's
+wall / n), where c is the mean in-process cost of the same grading work: `batch.grade_file` on
 the same file with `InProcessRunner` (no worker, no sandbox, no serialisation) and the per-exercise
 references already made, as the batch has them; second of two passes, torch on one thread as in the
 workers. Submissions our run graded as crashed or timed out (they kill or hang the process that runs
 them) are not run in process and count as zero compute, which overstates the overhead. The rest of
 (wall x jobs / n) is what the pool adds: start-up, forks, sandbox, job and report files, scheduling.
 
-Run: `.venv/bin/python benchmarks/nbgrader_vs_ours.py` (full class and 1,200 copies; about 10 minutes,
+Run: `.venv/bin/python benchmarks/nbgrader_vs_ours.py` (full class and 1,200 copies; 10 to 15 minutes,
 most of it nbgrader) or `--quick` (two students, no 1,200 run). `--skip-nbgrader` measures ours only.
 Prints markdown tables. The machine's load average is printed with the numbers: other work on the
 machine slows both sides.

@@ -112,7 +112,8 @@ def test_toc_lists_every_chapter_and_exercise():
     files = [entry["file"] for part in toc["parts"] for entry in part["chapters"]]
     chapters = [f"chapters/{p.stem}" for p in CHAPTERS]
     exercises = [f"exercises/{p.stem}" for p in sorted(EXERCISE_NOTEBOOKS.glob("*.ipynb"))]
-    assert files == chapters + exercises
+    references = [f"reference/{p.stem}" for p in sorted((BOOK / "reference").glob("*.md"))]
+    assert files == chapters + references + exercises
     assert (BOOK / "exercises").resolve() == EXERCISE_NOTEBOOKS.resolve(), "book/exercises must link to exercises/"
 
 
