@@ -108,20 +108,35 @@ class References:
 
     Every submission of an exercise in a batch gets the same hidden inputs (seeded by the salt and the
     exercise), so the reference is computed once, in this process, which never runs student code.
+    `prepare()` makes them all in the background (while the workers start, say).
     """
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self._made: dict[str, tuple] = {}
-        self._lock = threading.Lock()
+        self._locks = {exercise_id: threading.Lock() for exercise_id in EXERCISES}
 
     def get(self, exercise: Exercise) -> tuple:
-        with self._lock:
+        with self._locks[exercise.id]:
             if exercise.id not in self._made:
                 trials = trial_plan.plan(exercise, self.settings.devices, public_only=False)
                 inputs = trial_plan.draw(exercise, trials, trial_plan.derive_seed(self.settings.salt, exercise.id))
                 self._made[exercise.id] = (trials, inputs, run_reference(exercise, trials, inputs))
             return self._made[exercise.id]
+
+    def prepare(self, exercise_ids: Iterable[str]) -> threading.Thread:
+        """Starts making the references of these exercises in a thread; `get` waits for each as needed."""
+
+        def make() -> None:
+            for exercise_id in exercise_ids:
+                try:
+                    self.get(EXERCISES[exercise_id])
+                except Exception:  # noqa: BLE001 - get() raises it again where a submission needs it
+                    pass
+
+        thread = threading.Thread(target=make, daemon=True)
+        thread.start()
+        return thread
 
 
 def grade_file(path: Path, name: str, settings: Settings, runner: Runner, references: References | None = None) -> Result:
@@ -175,6 +190,7 @@ def grade_batch(
     runner: Runner,
     jobs: int = 1,
     on_done: Callable[[str, dict, bool], None] | None = None,
+    references: References | None = None,
 ) -> list[dict]:
     """Grades every submission under `paths` into `out`; returns the results as written, in order."""
     files, names = named_submissions(paths)
@@ -190,7 +206,7 @@ def grade_batch(
         else:
             todo.append((path, name, digest))
 
-    references = References(settings)
+    references = references or References(settings)
 
     def work(path: Path, name: str, digest: str) -> tuple[str, dict]:
         result = grade_file(path, name, settings, runner, references)

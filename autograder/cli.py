@@ -42,7 +42,7 @@ def _devices(choice: str) -> tuple[str, ...]:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .batch import DuplicateNames, Settings, grade_batch, named_submissions
+    from .batch import DuplicateNames, References, Settings, grade_batch, named_submissions
     from .runner.limits import Limits
     from .runner.pool import PoolError, WarmPool
 
@@ -65,6 +65,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
                         salt=os.environ.get("AUTOGRADER_SALT", Settings.salt))
     console = _console()
     limits = Limits(timeout=args.timeout, memory=int(args.memory * 1024**3))
+    references = References(settings)
+    references.prepare([args.exercise] if args.exercise else EXERCISES)  # while the workers start
     try:
         pool = WarmPool(min(args.jobs, len(files)), limits, sandbox=False if args.no_sandbox else None)
     except PoolError as e:
@@ -80,7 +82,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         def done(name: str, data: dict, reused: bool) -> None:
             progress.update(task, advance=1, description=f"{name}{' (already graded)' if reused else ''}")
 
-        results = grade_batch(args.paths, args.out, settings, pool, jobs=args.jobs, on_done=done)
+        results = grade_batch(args.paths, args.out, settings, pool, jobs=args.jobs, on_done=done,
+                              references=references)
     _summary(console, results, args.out)
     return 1 if any(r.get("status") == "grader_error" for r in results) else 0
 

@@ -48,7 +48,7 @@ def _tamper_error(names: list[str]) -> ErrorInfo:
                      "what it observes after that, so this counts as a failure. Do not monkeypatch torch.")
 
 
-def _settle_torch() -> None:
+def settle_torch() -> None:
     """Imports what torch imports lazily and that rebinds its own attributes when it does (torch._dynamo
     wraps torch.manual_seed, pulled in by the first optimizer), so only answer code can change them."""
     import torch._dynamo  # noqa: F401
@@ -174,7 +174,7 @@ def run_trials(
 def run_answer(exercise: Exercise, code: str, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs]) -> RunReport:
     """Loads answer code and runs every trial: the whole job of a worker, minus the wire."""
     start = time.perf_counter()
-    _settle_torch()
+    settle_torch()
     pristine = snapshot()
     namespace, load_error = load_answer(code)
     changed = tampered(pristine)

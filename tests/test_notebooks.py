@@ -10,8 +10,10 @@ from tests.conftest import EXERCISE_NOTEBOOKS, SOLUTIONS
 
 pytestmark = pytest.mark.slow
 
-NOTEBOOKS = [(kind, path) for kind, folder in (("solution", SOLUTIONS), ("exercise", EXERCISE_NOTEBOOKS))
-             for path in sorted(folder.glob("*.ipynb"))]
+# The exercise notebooks' failure cells are the solutions' own (assign copies them, and assign --check
+# proves it); nbval runs every exercise notebook, and test_grade_core proves an untouched one is
+# "not attempted". So executing the solutions here is enough, and saves a minute of CI.
+NOTEBOOKS = [("solution", path) for path in sorted(SOLUTIONS.glob("*.ipynb"))]
 
 
 def execute(path):
@@ -52,10 +54,7 @@ def test_notebook_raises_exactly_the_documented_error(kind, path):
         if cell.cell_type == "code" and "raises-exception" not in tags(cell):
             assert not errors(cell), f"unexpected error in a cell of {path.name}: {errors(cell)[0].evalue[:300]}"
     report = next(text(c) for c in nb.cells if c.cell_type == "code" and "check(" in c.source)
-    if kind == "solution":
-        assert "Every check passed" in report, report
-    else:
-        assert "Not attempted" in report, report
+    assert "Every check passed" in report, report
 
 
 @pytest.mark.parametrize("path", sorted(EXERCISE_NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
