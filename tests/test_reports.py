@@ -3,11 +3,9 @@
 
 import csv
 import hashlib
-import http.server
 import io
 import json
 import re
-import threading
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from autograder.export.html import culprit_lines, submission_page, write_report
 from autograder.export.lms import gradebook, gradebook_csv
 from autograder.result import Result
 from autograder.result import TestResult as Check  # not collected as a test class
+from tests.browser import CHROMIUM, open_browser, serve, visit
 
 ATTACK = '<script>window.__pwned = 1; console.error("pwned")</script><img src=x onerror="window.__pwned = 2">'
 SECRETS = ("SECRET-HIDDEN-DESCRIPTION", "SECRET-STDOUT", "SECRET-TRACEBACK")
@@ -165,51 +164,27 @@ def test_report_command(graded_dir, tmp_path, capsys):
 
 # ---- in a browser ------------------------------------------------------------------------------------------
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-@pytest.fixture
-def served(report):
-    """The report folder on 127.0.0.1 (an ephemeral port), stopped after the test."""
-    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(report), **k)  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.RequestHandlerClass.log_message = lambda *a: None
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
 
 @pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)")
-def test_reports_open_in_chromium_without_errors(served, report):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+def test_reports_open_in_chromium_without_errors(report):
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     pages = ["index.html", *(f"submissions/{p.name}" for p in sorted((report / "submissions").iterdir()))]
-    problems = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-            page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-            page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-            for name in pages:
-                response = page.goto(f"{served}/{name}", wait_until="load")
-                assert response is not None and response.ok, name
-                assert page.evaluate("typeof window.__pwned") == "undefined", name
-                assert page.locator("svg").count() == (2 if name == "index.html" else 0)
-            page.goto(f"{served}/submissions/dan__06_data_trap.py.html")
-            assert "<script>window.__pwned" in page.inner_text("body")  # shown as text, not run
-            assert page.locator(".culprit").inner_text().endswith("weight /= weight.norm()")
-        finally:
-            browser.close()
-    assert problems == []
+
+    def inspect(page):
+        return {"pwned": page.evaluate("typeof window.__pwned"), "svgs": page.locator("svg").count(),
+                "body": page.inner_text("body"),
+                "culprit": page.locator(".culprit").inner_text() if page.locator(".culprit").count() else ""}
+
+    with serve(report) as base, open_browser() as browser:
+        seen = {name: visit(browser, f"{base.rstrip('/')}/{name}", inspect=inspect) for name in pages}
+    assert [p for r in seen.values() for p in r.problems()] == []
+    for name, visited in seen.items():
+        assert visited.extra["pwned"] == "undefined", name  # the submission's <script> never ran
+        assert visited.extra["svgs"] == (2 if name == "index.html" else 0), name
+    dan = seen["submissions/dan__06_data_trap.py.html"].extra
+    assert "<script>window.__pwned" in dan["body"]  # shown as text, not run
+    assert dan["culprit"].endswith("weight /= weight.norm()")
 
 
 def test_no_leftover_files(report):
