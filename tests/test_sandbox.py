@@ -144,3 +144,12 @@ def test_without_bubblewrap_the_pool_says_so(monkeypatch):
     monkeypatch.setattr("autograder.runner.pool.bwrap_problem", lambda: "bubblewrap is not installed")
     with WarmPool(1, Limits(timeout=5)) as pool:
         assert not pool.sandboxed and "NOT SANDBOXED" in pool.warning
+
+
+def test_workers_outlive_the_threads_that_started_them():
+    """bwrap --die-with-parent fires when the starting *thread* ends: slots must not die after start."""
+    import time
+
+    with WarmPool(2, Limits(timeout=5)) as pool:
+        time.sleep(1.5)
+        assert [slot.proc.poll() for slot in pool._slots] == [None, None]

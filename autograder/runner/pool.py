@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..outcome import RunReport
@@ -39,7 +40,8 @@ class PoolError(Exception):
 
 
 class Slot:
-    def __init__(self, index: int, base: Path, limits: Limits, sandboxed: bool):
+    def __init__(self, index: int, base: Path, limits: Limits, sandboxed: bool, launcher: ThreadPoolExecutor):
+        self.launcher = launcher
         self.index = index
         self.dir = base / f"slot-{index}"
         self.limits = limits
@@ -60,10 +62,12 @@ class Slot:
             if group is not None:
                 cgroup.enter(group)
 
-        self.proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        # Started from the pool's one long-lived launcher thread: bwrap --die-with-parent (and the zygote's
+        # own death signal) fire when the *thread* that started them ends, not only the process.
+        self.proc = self.launcher.submit(
+            subprocess.Popen, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=None if self.sandboxed else plain_env(self.dir), cwd=self.dir, preexec_fn=preexec,
-        )
+        ).result()
         hello = self._read_line(START_TIMEOUT)
         if not hello or not json.loads(hello).get("ready"):
             self.stop()
@@ -168,7 +172,8 @@ class WarmPool:
         self.limits = limits
         self._base = Path(tempfile.mkdtemp(prefix="autograder-pool-"))
         os.chmod(self._base, 0o700)
-        self._slots = [Slot(i, self._base, limits, self.sandboxed) for i in range(max(1, slots))]
+        self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autograder-launcher")
+        self._slots = [Slot(i, self._base, limits, self.sandboxed, self._launcher) for i in range(max(1, slots))]
         self._free: queue.Queue[Slot] = queue.Queue()
         threads = [threading.Thread(target=s.start) for s in self._slots]
         for t in threads:
@@ -191,6 +196,7 @@ class WarmPool:
     def close(self) -> None:
         for s in self._slots:
             s.close()
+        self._launcher.shutdown()
         shutil.rmtree(self._base, ignore_errors=True)
 
     def __enter__(self) -> WarmPool:

@@ -158,7 +158,7 @@ def _warm_up() -> None:
     (optim and dynamo, func, autocast) and first-call costs are paid here, once, not by every job."""
     from .. import trials
     from ..exercises import EXERCISES
-    from ..harness import settle_torch, run_reference
+    from ..harness import run_reference, settle_torch
 
     settle_torch()
     for exercise in EXERCISES.values():
