@@ -5,6 +5,7 @@ import json
 import socket
 import subprocess
 import threading
+import uuid
 
 import pytest
 
@@ -21,6 +22,8 @@ needs_bwrap = pytest.mark.skipif(not SANDBOXED, reason=f"bubblewrap unavailable:
 
 SOLUTION = solution_code("residual_add")
 MARK = "autograder-leftover-987654"
+LEFT_BEHIND = f"left-behind-{uuid.uuid4().hex}"
+"""Unique per run: CI shares /tmp with earlier (possibly unsandboxed) runs on the same machine."""
 
 
 def _listener():
@@ -68,7 +71,7 @@ torch.Tensor.backward = backward
                                        " start_new_session=True)\n", {"passed"}, 10),
     "huge output": ("print('x' * 10**9)\n", {"failed", "crashed"}, None),
     "deep recursion": (SOLUTION + "\ndef f(n):\n    return f(n + 1)\nf(0)\n", {"failed"}, None),
-    "writes files": (SOLUTION + "\nopen('/tmp/left-behind', 'w').write('x')\nopen('left-behind', 'w').write('x')\n",
+    "writes files": (SOLUTION + f"\nopen('/tmp/{LEFT_BEHIND}', 'w').write('x')\nopen('{LEFT_BEHIND}', 'w').write('x')\n",
                      {"passed"}, 10),
 }
 if SANDBOXED:
@@ -87,7 +90,7 @@ try:
 except OSError:
     pass
 """, {"passed"}, 10),
-        "sees no other job's files": (SOLUTION + "\nimport os\nassert not os.path.exists('/tmp/left-behind')\n",
+        "sees no other job's files": (SOLUTION + f"\nimport os\nassert not os.path.exists('/tmp/{LEFT_BEHIND}')\n",
                                       {"passed"}, 10),
     }
 
@@ -134,10 +137,17 @@ def test_nothing_outlives_its_grading(graded):
 
 
 def test_files_written_by_a_submission_stay_in_its_sandbox(graded):
-    assert not (ROOT / "left-behind").exists()
-    if SANDBOXED:
-        import os
-        assert not os.path.exists("/tmp/left-behind")
+    import os
+
+    here, tmp = ROOT / LEFT_BEHIND, f"/tmp/{LEFT_BEHIND}"
+    try:
+        assert not here.exists()
+        if SANDBOXED:
+            assert not os.path.exists(tmp)
+    finally:  # unsandboxed runs do write to /tmp: leave the machine clean for the next run
+        for path in (here, tmp):
+            if os.path.exists(path):
+                os.remove(path)
 
 
 def test_without_bubblewrap_the_pool_says_so(monkeypatch):
