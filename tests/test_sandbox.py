@@ -2,8 +2,11 @@
 for any other submission, and leaves nothing running. One warm pool serves the whole module."""
 
 import json
+import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import uuid
 
@@ -137,8 +140,6 @@ def test_nothing_outlives_its_grading(graded):
 
 
 def test_files_written_by_a_submission_stay_in_its_sandbox(graded):
-    import os
-
     here, tmp = ROOT / LEFT_BEHIND, f"/tmp/{LEFT_BEHIND}"
     try:
         assert not here.exists()
@@ -163,3 +164,38 @@ def test_workers_outlive_the_threads_that_started_them():
     with WarmPool(2, Limits(timeout=5)) as pool:
         time.sleep(1.5)
         assert [slot.proc.poll() for slot in pool._slots] == [None, None]
+
+
+@needs_bwrap
+def test_python_that_lives_under_tmp_stays_visible(monkeypatch, tmp_path_factory):
+    """A fresh clone in /tmp puts the venv there: the sandbox's private /tmp must not hide it."""
+    import sys
+
+    from autograder.runner import sandbox
+
+    under_tmp = tempfile.mkdtemp(prefix="autograder-venv-", dir="/tmp")
+    try:
+        marker = os.path.join(under_tmp, "marker")
+        open(marker, "w").close()
+        paths = sandbox.python_paths()
+        monkeypatch.setattr(sandbox, "python_paths", lambda: [*paths, under_tmp])
+        slot = tmp_path_factory.mktemp("slot")
+        code = f"import os, sys; sys.exit(0 if os.path.exists({marker!r}) else 3)"
+        done = subprocess.run(sandbox.bwrap_command(slot, [sys.executable, "-c", code]), capture_output=True)
+        assert done.returncode == 0, done.stderr
+    finally:
+        shutil.rmtree(under_tmp)
+
+
+def test_emptying_tmp_spares_python_and_removes_the_rest(tmp_path):
+    from autograder.runner.zygote import _empty
+
+    keep = tmp_path / "clone" / ".venv"
+    (keep / "bin").mkdir(parents=True)
+    (keep / "bin" / "python").write_text("x")
+    (tmp_path / "clone" / "left-by-job").write_text("x")
+    (tmp_path / "dir-by-job" / "deep").mkdir(parents=True)
+    (tmp_path / "file-by-job").write_text("x")
+    _empty(str(tmp_path), (str(keep),))
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        "clone", "clone/.venv", "clone/.venv/bin", "clone/.venv/bin/python"]

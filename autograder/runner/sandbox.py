@@ -50,10 +50,11 @@ def bwrap_command(slot_dir: Path, inner: list[str]) -> list[str]:
     """The command line that starts `inner` inside a fresh sandbox whose only writable place is slot_dir,
     seen inside as SLOT_MOUNT."""
     args = ["bwrap", "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-            "--die-with-parent", "--new-session", *_system_binds()]
+            "--die-with-parent", "--new-session", *_system_binds(),
+            "--tmpfs", "/tmp"]  # before the Python binds: a venv may live under /tmp (a fresh clone there)
     for path in python_paths():
         args += ["--ro-bind", path, path]
-    args += ["--tmpfs", "/tmp", "--bind", str(slot_dir), SLOT_MOUNT, "--proc", "/proc", "--dev", "/dev",
+    args += ["--bind", str(slot_dir), SLOT_MOUNT, "--proc", "/proc", "--dev", "/dev",
              "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", SLOT_MOUNT,
              "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONNOUSERSITE", "1",
              "--setenv", "PYTHONUNBUFFERED", "1"]

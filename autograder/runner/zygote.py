@@ -115,13 +115,18 @@ def _reap() -> None:
             return
 
 
-def _empty(directory: str) -> None:
-    """Removes what a job left in a shared scratch folder (the sandbox's private /tmp)."""
+def _empty(directory: str, keep: tuple[str, ...] = ()) -> None:
+    """Removes what a job left in a shared scratch folder (the sandbox's private /tmp), except the paths
+    in `keep` and the folders on the way to them (Python itself, when it lives under /tmp)."""
     import shutil
 
     for entry in os.scandir(directory):
         try:
-            if entry.is_dir(follow_symlinks=False):
+            if entry.path in keep:
+                continue
+            if any(k.startswith(entry.path + os.sep) for k in keep):
+                _empty(entry.path, keep)
+            elif entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
                 os.unlink(entry.path)
@@ -177,9 +182,11 @@ def serve(scratch: str | None) -> None:
     import torch  # noqa: F401 - the point of a warm worker: imported once, inherited by every job
 
     from . import wire, worker  # noqa: F401
+    from .sandbox import python_paths
 
     torch.set_num_threads(1)
     _warm_up()
+    keep = tuple(p for p in python_paths() if scratch and p.startswith(scratch.rstrip(os.sep) + os.sep))
     reply.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
     for line in sys.stdin:
         job = json.loads(line)
@@ -190,7 +197,7 @@ def serve(scratch: str | None) -> None:
         status, code, sig = _wait(pid, float(job["timeout"]))
         _kill_leftovers()
         if scratch:
-            _empty(scratch)
+            _empty(scratch, keep)
         reply.write(json.dumps({"dir": job["dir"], "status": status, "code": code, "signal": sig,
                                 "seconds": time.perf_counter() - start}) + "\n")
 
