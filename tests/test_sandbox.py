@@ -199,3 +199,10 @@ def test_emptying_tmp_spares_python_and_removes_the_rest(tmp_path):
     _empty(str(tmp_path), (str(keep),))
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
         "clone", "clone/.venv", "clone/.venv/bin", "clone/.venv/bin/python"]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None or os.geteuid() != 0, reason="needs bubblewrap, run as root")
+def test_where_bubblewrap_is_installed_as_root_it_sandboxes():
+    """CI installs bubblewrap and runs as root: a sandbox that silently fell back would skip the
+    sandbox-only attacks above, so say it here (this is how a venv under /tmp was once missed)."""
+    assert bwrap_problem() is None
