@@ -3,7 +3,8 @@
 Markers, as nbgrader spells them: in a code cell, the lines between `### BEGIN SOLUTION` and
 `### END SOLUTION` become a TODO that raises NotImplementedError, at the marker's indentation; lines
 between `### BEGIN HIDDEN` and `### END HIDDEN` are dropped; a cell tagged `solution-only` (the
-"why this works" note) is dropped whole. Outputs are cleared.
+"why this works" note) is dropped whole. Outputs are cleared. A setup cell goes first: on Colab or
+Binder, where the course is not installed, it installs it from the repository so that `check()` works.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import nbformat
@@ -23,6 +25,32 @@ _REGION = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 TODO = "{indent}# TODO: your fix goes here (see the task above).\n{indent}raise NotImplementedError(\"TODO: replace this line with your fix\")\n"
+
+
+SETUP_TAG = "setup"
+SETUP = """\
+# Setup: on Colab or Binder this installs the course's checker; where it is installed, it does nothing.
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("autograder") is None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                    "{requirement}"], check=True)"""
+
+
+def repository() -> str:
+    """The course's public repository, as pyproject.toml's [project.urls] gives it (one source of truth)."""
+    for entry in metadata.metadata("inplace-autograd-course").get_all("Project-URL") or []:
+        label, _, url = entry.partition(",")
+        if label.strip() == "Repository":
+            return url.strip()
+    raise AssignError("pyproject.toml has no [project.urls] Repository")
+
+
+def setup_cell() -> nbformat.NotebookNode:
+    requirement = f"inplace-autograd-course @ git+{repository()}"
+    return nbformat.v4.new_code_cell(SETUP.format(requirement=requirement), metadata={"tags": [SETUP_TAG]})
 
 
 class AssignError(Exception):
@@ -56,7 +84,9 @@ def exercise_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs = []
             cell.execution_count = None
         cells.append(cell)
-    nb.cells = cells
+    setup = setup_cell()
+    setup.id = "setup"  # stable, so that regenerating gives the same file
+    nb.cells = [*cells[:1], setup, *cells[1:]]  # after the title, before any code
     return nb
 
 

@@ -41,3 +41,43 @@ def test_drift_is_detected_and_fixed(tmp_path):
     (exercises / "99_stale.ipynb").write_text("{}")
     drifts = {d.path.name: d.reason for d in assign(solutions, exercises, check=True)}
     assert set(drifts) == {"01_residual_add.ipynb", "99_stale.ipynb"}
+
+
+def _run_setup_cell(source, installed):
+    """Runs an exercise's setup cell with the course installed or not, and returns the pip commands it ran."""
+    import importlib.util
+    import subprocess
+    from unittest import mock
+
+    calls = []
+    real = importlib.util.find_spec
+    with mock.patch.object(importlib.util, "find_spec", lambda name, *a: real(name, *a) if installed else None), \
+         mock.patch.object(subprocess, "run", lambda cmd, **kw: calls.append(cmd)):
+        exec(source, {})
+    return calls
+
+
+@pytest.mark.parametrize("path", sorted(EXERCISE_NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_setup_cell_installs_the_course_only_where_it_is_missing(path):
+    from autograder.assign import SETUP_TAG, repository
+
+    code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    assert SETUP_TAG in code[0].metadata.get("tags", []), "the setup cell must run before any other code"
+    assert _run_setup_cell(code[0].source, installed=True) == []
+    [command] = _run_setup_cell(code[0].source, installed=False)
+    assert command[1:4] == ["-m", "pip", "install"]
+    assert command[-1] == f"inplace-autograd-course @ git+{repository()}"
+
+
+def test_book_binder_and_package_agree_on_the_repository_and_torch():
+    import re
+
+    import yaml
+
+    from autograder.assign import repository
+    from tests.conftest import ROOT
+
+    config = yaml.safe_load((ROOT / "book" / "_config.yml").read_text())
+    assert config["repository"]["url"] == repository()
+    pin = re.search(r"torch==[\d.]+", (ROOT / "scripts" / "install").read_text()).group()
+    assert pin in (ROOT / "binder" / "requirements.txt").read_text().split()
