@@ -80,7 +80,10 @@ def test_gradescope_bundle_layout(gradescope_zip):
             "course/autograder/__init__.py", "course/autograder/export/gradescope.py"} <= names
     assert modes["setup.sh"] & stat.S_IXUSR and modes["run_autograder"] & stat.S_IXUSR
     assert not any(n.startswith(("solutions/", "samples/")) or "__pycache__" in n for n in names)
-    assert 'pip install "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu' in setup
+    assert ('pip install "torch==2.13.0" --index-url "${AUTOGRADER_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"'
+            in setup)
+    syntax = subprocess.run(["bash", "-n"], input=setup, capture_output=True, text=True)
+    assert syntax.returncode == 0, syntax.stderr
     assert config["exercises"] == ["data_trap"] and config["hidden_visibility"] == "after_due_date"
 
 

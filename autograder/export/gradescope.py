@@ -34,7 +34,8 @@ apt-get install -y --no-install-recommends python3 python3-venv python3-pip
 python3 -m venv {VENV}
 {VENV}/bin/pip install --upgrade pip
 # The CPU build of torch, from PyTorch's CPU wheel index (PyPI's default build bundles CUDA: several GB).
-{VENV}/bin/pip install "{TORCH_PIN}" --index-url {TORCH_CPU_INDEX}
+# AUTOGRADER_TORCH_INDEX replaces that index (a mirror, or a local one to try this script offline).
+{VENV}/bin/pip install "{TORCH_PIN}" --index-url "${{AUTOGRADER_TORCH_INDEX:-{TORCH_CPU_INDEX}}}"
 {VENV}/bin/pip install "$SOURCE/course"
 {VENV}/bin/python -c "import autograder.export.gradescope, torch; print('grader ready, torch', torch.__version__)"
 """
