@@ -65,6 +65,8 @@ def load_answer(code: str, filename: str = ANSWER_FILE) -> tuple[dict[str, Any],
         line = e.lineno
         text = e.text.rstrip("\n") if e.text else None
         return namespace, ErrorInfo("SyntaxError", str(e.msg), line, text)
+    except KeyboardInterrupt:
+        raise  # Ctrl-C, or a self-check's time limit: it stops the check and is never a verdict
     except BaseException as e:  # noqa: BLE001 - SystemExit from a submission is its verdict too
         return namespace, error_info(e, filename)
     return namespace, None
@@ -123,6 +125,8 @@ def _with_culprit(error: ErrorInfo, rerun: Callable[[], None], frames: str | Non
 
     try:
         report = culprit_for(rerun, frames)
+    except KeyboardInterrupt:
+        raise
     except BaseException:  # noqa: BLE001 - the locator is a bonus; the error stands without it
         return error
     return replace(error, culprit=report) if report else error

@@ -114,6 +114,16 @@ def test_check_command_on_the_solution_and_a_broken_file(tmp_path):
     assert proc.returncode == 1 and "[FAIL] backward runs" in proc.stdout
 
 
+def test_check_stops_a_loop_at_its_timeout_and_can_use_the_sandbox(tmp_path):
+    loop = tmp_path / "loop.py"
+    loop.write_text("def normalized_linear(x, weight):\n    while True:\n        try:\n            pass\n"
+                    "        except Exception:\n            pass\n")
+    proc = run_cli("check", str(loop), "--exercise", "data_trap", "--timeout", "2")
+    assert proc.returncode == 1 and "Stopped after 2 s" in proc.stdout, proc.stdout + proc.stderr
+    boxed = run_cli("check", str(SOLUTIONS / "05_leaf_sgd.ipynb"), "--sandbox")
+    assert boxed.returncode == 0 and "[PASS]" in boxed.stdout, boxed.stdout + boxed.stderr
+
+
 def test_list_and_assign_check():
     listed = run_cli("list")
     assert listed.returncode == 0 and "residual_add" in listed.stdout

@@ -137,3 +137,12 @@ def test_error_in_answer_is_located_at_its_line():
     code = "def f(x):\n    y = x * 2\n    y.no_such_method()\n    return y\n"
     result = grade(toy, run_answer(toy, code, trials, inputs), run_reference(toy, trials, inputs), trials, inputs)
     assert "line 3" in result.tests[0].output and "y.no_such_method()" in result.tests[0].output
+
+
+def test_ctrl_c_while_loading_answer_code_stops_instead_of_becoming_a_verdict():
+    from autograder.harness import load_answer
+
+    _, error = load_answer("import sys\nsys.exit(3)\n")
+    assert error is not None and error.type == "SystemExit"  # a submission's own exit is its verdict
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C (and a self-check's time limit) is not
+        load_answer("raise KeyboardInterrupt\n")

@@ -64,6 +64,7 @@ torch.Tensor.backward = backward
     "prints fake results and exits 0": ('import json\nprint(json.dumps({"score": 10, "max_score": 10, "tests": []}))\n'
                                         "import os\nos._exit(0)\n", {"crashed"}, None),
     "sys.exit(0) while loading": ("import sys\nsys.exit(0)\n", {"failed"}, None),
+    "KeyboardInterrupt while loading": ("raise KeyboardInterrupt\n", {"failed", "crashed"}, None),
     "kills its parent": ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n", {"crashed"}, None),
     "segfault": ("import ctypes\nctypes.string_at(0)\n", {"crashed"}, None),
     "infinite loop": ("while True:\n    pass\n", {"timed_out"}, None),
