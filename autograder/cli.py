@@ -125,8 +125,8 @@ def _self_check(exercise: str, code: str, args: argparse.Namespace):
         return grade_code(exercise, code, public_only=True, runner=runner, timeout=args.timeout,
                           submission=str(args.path))
 
-    if args.sandbox:
-        with WarmPool(1, Limits(timeout=args.timeout)) as pool:
+    if args.sandbox:  # asked for by name: no quiet fallback to a plain process (PoolError says why)
+        with WarmPool(1, Limits(timeout=args.timeout), sandbox=True) as pool:
             return grade(pool)
 
     def out_of_time(signum, frame):
@@ -157,7 +157,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         return _usage(f"{args.path} does not say which exercise it is: pass --exercise ID")
     if exercise not in EXERCISES:
         return _usage(f"unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
-    result = _self_check(exercise, answer.code, args)
+    from .runner.pool import PoolError
+
+    try:
+        result = _self_check(exercise, answer.code, args)
+    except PoolError as e:
+        _console(stderr=True).print(f"[bold red]error:[/] {e}")
+        return 1
     if result is None:
         print(f"Stopped after {args.timeout:g} s: does your code loop forever? (--timeout sets the limit)")
         return 1

@@ -158,3 +158,9 @@ def test_a_killed_batch_finishes_on_rerun_without_regrading(tmp_path):
     assert len(after) == 10 and all(after[n] == t for n, t in done.items())  # nothing regraded
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
     assert sorted(r["submission"] for r in rows) == sorted(after) and {r["status"] for r in rows} == {"passed"}
+
+
+def test_check_with_sandbox_says_so_when_it_cannot_sandbox(monkeypatch, capsys):
+    monkeypatch.setattr("autograder.runner.pool.bwrap_problem", lambda: "bubblewrap is not installed")
+    assert main(["check", str(SOLUTIONS / "05_leaf_sgd.ipynb"), "--sandbox"]) == 1
+    assert "cannot sandbox: bubblewrap is not installed" in capsys.readouterr().err
