@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 import time
 import traceback
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import trials as trial_plan
+from .discover import DuplicateNames, find_submissions, named_submissions, submission_name  # noqa: F401
 from .exercises import EXERCISES, get
 from .files import write_atomically
 from .grade import grade
@@ -29,12 +29,6 @@ from .result import Result
 from .runner import Job, Runner
 from .spec import Exercise
 from .submission import SubmissionError, answer_code
-
-SUFFIXES = (".ipynb", ".py")
-
-
-class DuplicateNames(ValueError):
-    """Two files of a batch would share one results folder: a usage error, caught before grading."""
 
 STDOUT_KEPT = 4000
 """Characters of a submission's printed output kept in its results.json."""
@@ -46,43 +40,6 @@ class Settings:
     exercise: str | None = None  # for files whose metadata does not say
     timeout: float = 60.0
     salt: str = "inplace-course"  # mixed into every hidden seed; set a secret one per term
-
-
-def find_submissions(paths: Iterable[Path]) -> list[Path]:
-    """Files named on the command line, and .ipynb/.py files under folders (checkpoints skipped)."""
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found += sorted(
-                p for p in path.rglob("*")
-                if p.is_file() and p.suffix in SUFFIXES
-                and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(path).parts)
-            )
-        else:
-            found.append(path)
-    return list(dict.fromkeys(found))
-
-
-def named_submissions(paths: list[Path]) -> tuple[list[Path], list[str]]:
-    """The submissions under `paths` and their names; DuplicateNames if two would share a name."""
-    files = find_submissions(paths)
-    names = [submission_name(p, paths) for p in files]
-    clashes = sorted({n for n in names if names.count(n) > 1})
-    if clashes:
-        raise DuplicateNames(f"several files would be graded under the same name ({', '.join(clashes)}): "
-                             "grade them in separate runs or give them distinct file names")
-    return files, names
-
-
-def submission_name(path: Path, roots: Iterable[Path]) -> str:
-    """A stable, file-system-safe name for a submission: its path below the folder it was found in."""
-    for root in roots:
-        if root.is_dir() and path.is_relative_to(root):
-            rel = path.relative_to(root)
-            break
-    else:
-        rel = Path(path.name)
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", "__".join(rel.with_suffix("").parts) + "." + path.suffix[1:])
 
 
 def file_hash(path: Path) -> str:

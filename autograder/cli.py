@@ -12,7 +12,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import devices as device_choice
-from .exercises import EXERCISES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,6 +21,8 @@ def _console(stderr: bool = False) -> Console:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from .exercises import EXERCISES
+
     table = Table(title="Exercises")
     for column in ("#", "id", "title", "points", "checks"):
         table.add_column(column)
@@ -41,9 +42,50 @@ def _devices(choice: str) -> tuple[str, ...]:
     return found
 
 
+def _limits(args: argparse.Namespace):
+    from .runner.limits import Limits
+
+    return Limits(timeout=args.timeout, memory=int(args.memory * 1024**3))
+
+
+class _NoExit(argparse.ArgumentParser):
+    def error(self, message: str):  # a quiet look at the arguments: main() reports what is wrong
+        raise ValueError(message)
+
+
+def start_workers_early(argv: list[str]):
+    """For `grade`: launches the sandboxed workers before this process imports torch, so that the three
+    imports of torch (the grader's and two workers') share the cores instead of queueing. Returns the
+    launched WarmPool, or None (another command, bad arguments: cmd_grade then does it all itself)."""
+    if argv[:1] != ["grade"] or "-h" in argv or "--help" in argv:
+        return None
+    quiet = _NoExit(add_help=False)
+    _grade_arguments(quiet)
+    try:
+        args = quiet.parse_args(argv[1:])
+    except ValueError:
+        return None
+    from .discover import DuplicateNames, named_submissions
+    from .runner.pool import PoolError, WarmPool
+
+    if args.jobs < 1 or any(not path.exists() for path in args.paths):
+        return None
+    try:
+        files, _ = named_submissions(args.paths)
+    except DuplicateNames:
+        return None
+    if not files:
+        return None
+    try:
+        return WarmPool(min(args.jobs, len(files)), _limits(args), sandbox=False if args.no_sandbox else None,
+                        wait=False)
+    except PoolError:
+        return None
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     from .batch import DuplicateNames, References, Settings, grade_batch, named_submissions
-    from .runner.limits import Limits
+    from .exercises import EXERCISES
     from .runner.pool import PoolError, WarmPool
 
     if args.exercise and args.exercise not in EXERCISES:
@@ -64,11 +106,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
     settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
                         salt=os.environ.get("AUTOGRADER_SALT", Settings.salt))
     console = _console()
-    limits = Limits(timeout=args.timeout, memory=int(args.memory * 1024**3))
     references = References(settings)
     references.prepare([args.exercise] if args.exercise else EXERCISES)  # while the workers start
     try:
-        pool = WarmPool(min(args.jobs, len(files)), limits, sandbox=False if args.no_sandbox else None)
+        pool = getattr(args, "workers", None) or WarmPool(
+            min(args.jobs, len(files)), _limits(args), sandbox=False if args.no_sandbox else None, wait=False)
+        pool.ready()
     except PoolError as e:
         _console(stderr=True).print(f"[bold red]error:[/] {e}")
         return 1
@@ -152,6 +195,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     except (SubmissionError, OSError) as e:
         _console().print(f"[red]{e}[/]")
         return 1
+    from .exercises import EXERCISES
+
     exercise = answer.exercise or args.exercise
     if exercise is None:
         return _usage(f"{args.path} does not say which exercise it is: pass --exercise ID")
@@ -197,12 +242,7 @@ def _usage(message: str) -> int:
     return 2
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="autograder", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="the exercises and their points").set_defaults(func=cmd_list)
-
-    g = sub.add_parser("grade", help="grade files or folders of submissions")
+def _grade_arguments(g: argparse.ArgumentParser) -> None:
     g.add_argument("paths", nargs="+", type=Path)
     g.add_argument("--exercise", help="exercise id for files whose metadata does not say")
     g.add_argument("--device", default="auto", choices=device_choice.CHOICES)
@@ -213,7 +253,17 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--no-sandbox", action="store_true",
                    help="run submissions without bubblewrap (trusted code only: they can read your files)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="autograder", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="the exercises and their points").set_defaults(func=cmd_list)
+
+    g = sub.add_parser("grade", help="grade files or folders of submissions")
+    _grade_arguments(g)
     g.set_defaults(func=cmd_grade)
+
 
     c = sub.add_parser("check", help="self-check a notebook or .py file (public checks only)")
     c.add_argument("path", type=Path)
@@ -237,11 +287,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if getattr(args, "jobs", 1) < 1:
-        return _usage("--jobs must be at least 1")
-    return args.func(args)
+def main(argv: list[str] | None = None, workers=None) -> int:
+    """Runs one command. `workers`: a pool that start_workers_early() launched for this `grade`."""
+    try:
+        args = parser().parse_args(argv)
+        args.workers = workers
+        if getattr(args, "jobs", 1) < 1:
+            return _usage("--jobs must be at least 1")
+        return args.func(args)
+    finally:
+        if workers is not None:
+            workers.close()
 
 
 def run() -> None:
@@ -249,7 +305,7 @@ def run() -> None:
     down takes about a second (benchmarks/cli_exit.py) and nothing is left to do once the results are
     written. `blame` exits the ordinary way: the script it ran may have exit handlers of its own."""
     argv = sys.argv[1:]
-    code = main(argv)
+    code = main(argv, workers=start_workers_early(argv))
     if argv[:1] == ["blame"]:
         sys.exit(code)
     sys.stdout.flush()

@@ -164,3 +164,20 @@ def test_check_with_sandbox_says_so_when_it_cannot_sandbox(monkeypatch, capsys):
     monkeypatch.setattr("autograder.runner.pool.bwrap_problem", lambda: "bubblewrap is not installed")
     assert main(["check", str(SOLUTIONS / "05_leaf_sgd.ipynb"), "--sandbox"]) == 1
     assert "cannot sandbox: bubblewrap is not installed" in capsys.readouterr().err
+
+
+def test_grade_launches_its_workers_before_importing_torch():
+    """The three imports of torch (grader, two workers) then share the cores: README, "Measured"."""
+    code = """
+import sys
+from autograder.cli import start_workers_early
+pool = start_workers_early(["grade", "samples/class", "--jobs", "2", "--no-sandbox"])
+assert "torch" not in sys.modules, "torch was imported before the workers were launched"
+assert len(pool._slots) == 2 and all(s.proc is not None for s in pool._slots)
+pool.ready()
+pool.close()
+for argv in (["list"], ["grade", "no/such/folder"], ["grade", "samples/class", "--jobs", "zero"], ["grade", "--help"]):
+    assert start_workers_early(argv) is None, argv
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]

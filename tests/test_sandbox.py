@@ -14,7 +14,7 @@ import pytest
 
 from autograder.batch import Settings, grade_batch
 from autograder.runner.limits import Limits
-from autograder.runner.pool import WarmPool
+from autograder.runner.pool import PoolError, WarmPool
 from autograder.runner.sandbox import bwrap_problem
 from tests.conftest import ROOT, solution_code
 from tests.exercises.test_residual_add import BROKEN
@@ -207,3 +207,15 @@ def test_where_bubblewrap_is_installed_as_root_it_sandboxes():
     """CI installs bubblewrap and runs as root: a sandbox that silently fell back would skip the
     sandbox-only attacks above, so say it here (this is how a venv under /tmp was once missed)."""
     assert bwrap_problem() is None
+
+
+def test_a_pool_launched_without_waiting_is_ready_later_or_says_why(monkeypatch):
+    with WarmPool(2, Limits(timeout=5), wait=False) as pool:
+        pool.ready()
+        pool.ready()  # once is enough; again is harmless
+        assert [slot.proc.poll() for slot in pool._slots] == [None, None]
+    monkeypatch.setattr("autograder.runner.pool.sys.executable", "/bin/false")  # a worker that dies at once
+    pool = WarmPool(1, Limits(timeout=5), sandbox=False, wait=False)
+    with pytest.raises(PoolError, match="did not start"):
+        pool.ready()
+    assert pool._slots[0].proc is None  # closed

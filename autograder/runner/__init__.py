@@ -4,10 +4,11 @@ the warm pool can change without the rest of the grader noticing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..outcome import RunReport, Trial
-from ..spec import Inputs
+if TYPE_CHECKING:  # the pool is imported before torch (cli.py); these import torch
+    from ..outcome import RunReport, Trial
+    from ..spec import Inputs
 
 
 @dataclass(frozen=True)

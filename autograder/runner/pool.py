@@ -21,13 +21,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..outcome import RunReport
 from . import Job, cgroup
 from .limits import Limits
 from .sandbox import SLOT_MOUNT, bwrap_command, bwrap_problem, plain_env
-from .wire import WireError, read_report, write_job
 from .worker import READY
+
+if TYPE_CHECKING:
+    from ..outcome import RunReport
 
 START_TIMEOUT = 120.0
 """Seconds a fresh zygote may take to import torch and say it is ready."""
@@ -47,10 +49,16 @@ class Slot:
         self.limits = limits
         self.sandboxed = sandboxed
         self.proc: subprocess.Popen | None = None
+        self.ready = False
         self.cgroup = cgroup.make_pids_cgroup(f"{os.getpid()}-{index}", limits.processes)
         self.jobs = 0
 
     def start(self) -> None:
+        self.launch()
+        self.await_ready()
+
+    def launch(self) -> None:
+        """Starts the zygote without waiting for it (it imports torch: seconds)."""
         self.stop()
         self.dir.mkdir(parents=True, exist_ok=True)
         inner = [sys.executable, "-m", "autograder.runner.zygote", "/tmp" if self.sandboxed else ""]
@@ -68,10 +76,17 @@ class Slot:
             subprocess.Popen, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=None if self.sandboxed else plain_env(self.dir), cwd=self.dir, preexec_fn=preexec,
         ).result()
-        hello = self._read_line(START_TIMEOUT)
+        self.ready = False
+
+    def await_ready(self) -> None:
+        """Waits for the launched zygote to say it is ready; PoolError if it does not."""
+        if self.ready:
+            return
+        hello = self._read_line(START_TIMEOUT) if self.proc is not None else None
         if not hello or not json.loads(hello).get("ready"):
             self.stop()
             raise PoolError(f"worker slot {self.index} did not start")
+        self.ready = True
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -99,6 +114,9 @@ class Slot:
         return line.decode() if line else None
 
     def run(self, job: Job) -> RunReport:
+        from ..outcome import RunReport
+        from .wire import WireError, read_report, write_job
+
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         self.jobs += 1
@@ -158,9 +176,14 @@ def _crash_detail(answer: dict, why: str) -> str:
 
 
 class WarmPool:
-    """Runner: `slots` warm workers, sandboxed where bubblewrap works. Use as a context manager."""
+    """Runner: `slots` warm workers, sandboxed where bubblewrap works. Use as a context manager.
 
-    def __init__(self, slots: int, limits: Limits | None = None, sandbox: bool | None = None):
+    With `wait=False` the workers are launched and the constructor returns at once: the caller goes on
+    with its own work (importing torch, making references) while they start; `ready()`, or the first
+    `run()`, waits for them.
+    """
+
+    def __init__(self, slots: int, limits: Limits | None = None, sandbox: bool | None = None, wait: bool = True):
         limits = limits or Limits()
         problem = bwrap_problem() if sandbox is not False else "sandbox turned off"
         if sandbox is True and problem:
@@ -175,18 +198,45 @@ class WarmPool:
         self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autograder-launcher")
         self._slots = [Slot(i, self._base, limits, self.sandboxed, self._launcher) for i in range(max(1, slots))]
         self._free: queue.Queue[Slot] = queue.Queue()
-        threads = [threading.Thread(target=s.start) for s in self._slots]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        for s in self._slots:
-            if s.proc is None:
+        self._ready = threading.Lock()
+        self._started = False
+        try:
+            for s in self._slots:
+                s.launch()
+        except OSError as e:
+            self.close()
+            raise PoolError(f"a worker slot could not be launched: {e}") from e
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
+        """Waits until every worker has started (in parallel); PoolError, with the pool closed, if one
+        did not."""
+        with self._ready:
+            if self._started:
+                return
+            failures: list[PoolError] = []
+
+            def wait_for(slot: Slot) -> None:
+                try:
+                    slot.await_ready()
+                except PoolError as e:
+                    failures.append(e)
+
+            threads = [threading.Thread(target=wait_for, args=(s,)) for s in self._slots]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if failures:
                 self.close()
-                raise PoolError("a worker slot did not start")
-            self._free.put(s)
+                raise failures[0]
+            for s in self._slots:
+                self._free.put(s)
+            self._started = True
 
     def run(self, job: Job) -> RunReport:
+        self.ready()
         slot = self._free.get()
         try:
             return slot.run(job)
