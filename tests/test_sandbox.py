@@ -66,7 +66,8 @@ torch.Tensor.backward = backward
     "sys.exit(0) while loading": ("import sys\nsys.exit(0)\n", {"failed"}, None),
     "KeyboardInterrupt while loading": ("raise KeyboardInterrupt\n", {"failed", "crashed"}, None),
     "kills its parent": ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n", {"crashed"}, None),
-    "segfault": ("import ctypes\nctypes.string_at(0)\n", {"crashed"}, None),
+    "segfault": ("import faulthandler\nfaulthandler._sigsegv()\n", {"crashed"}, None),
+    "ctypes": ("import ctypes\nctypes.string_at(0)\n", {"failed"}, None),  # refused by the worker's guard
     "infinite loop": ("while True:\n    pass\n", {"timed_out"}, None),
     "memory bomb": ("import torch\nx = torch.ones(2**31, dtype=torch.uint8)\ny = torch.ones(2**31, dtype=torch.uint8)\n",
                     {"failed", "crashed"}, None),
@@ -180,9 +181,8 @@ def test_python_that_lives_under_tmp_stays_visible(monkeypatch, tmp_path_factory
         open(marker, "w").close()
         paths = sandbox.python_paths()
         monkeypatch.setattr(sandbox, "python_paths", lambda: [*paths, under_tmp])
-        slot = tmp_path_factory.mktemp("slot")
         code = f"import os, sys; sys.exit(0 if os.path.exists({marker!r}) else 3)"
-        done = subprocess.run(sandbox.bwrap_command(slot, [sys.executable, "-c", code]), capture_output=True)
+        done = subprocess.run(sandbox.bwrap_command([sys.executable, "-c", code], 1024**2), capture_output=True)
         assert done.returncode == 0, done.stderr
     finally:
         shutil.rmtree(under_tmp)

@@ -1,4 +1,4 @@
-"""The wire: what a worker writes comes back as plain values, and a forged report is refused."""
+"""The wire: what a worker sends comes back as plain values, and a forged or broken frame is refused."""
 
 import json
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from autograder.outcome import ErrorInfo, Outcome, RunReport, Trial
-from autograder.runner.wire import WireError, read_job, read_report, write_job, write_report
+from autograder.runner.wire import MAGIC, WireError, decode_job, decode_report, encode_job, encode_report, pack
 
 TRIALS = (Trial("train", "float32", "cpu"), Trial("eval", "float64", "cpu"))
 
@@ -18,58 +18,58 @@ class Liar(torch.Tensor):
         return True
 
 
-def test_job_round_trip(tmp_path):
+def test_job_round_trip():
     inputs = {"train/float32": {"x": torch.randn(2, 3), "channels": 4, "flag": True}}
-    write_job(tmp_path, "residual_add", "code", TRIALS, inputs)
-    exercise, code, trials, back = read_job(tmp_path)
+    exercise, code, trials, back = decode_job(encode_job("residual_add", "code", TRIALS, inputs))
     assert (exercise, code, trials) == ("residual_add", "code", TRIALS)
     assert torch.equal(back["train/float32"]["x"], inputs["train/float32"]["x"])
     assert back["train/float32"]["channels"] == 4 and back["train/float32"]["flag"] is True
 
 
-def test_report_round_trip_gives_plain_tensors(tmp_path):
+def test_report_round_trip_gives_plain_tensors():
     liar = torch.randn(3).as_subclass(Liar)
     report = RunReport(outcomes={
-        TRIALS[0].key: Outcome({"y": liar, "ok": True, "n": 3, "s": "text"}, None, 0.5),
+        TRIALS[0].key: Outcome({"y": liar, "ok": True, "n": 3, "s": "text", "b": torch.ones(2, dtype=torch.bfloat16),
+                                "empty": torch.zeros(0, 3), "strided": torch.arange(6.0)[::2]}, None, 0.5),
         TRIALS[1].key: Outcome({}, ErrorInfo("RuntimeError", "boom", 4, "y += 1"), 0.1),
     })
-    write_report(tmp_path, report)
-    back = read_report(tmp_path, TRIALS)
-    y = back.outcomes[TRIALS[0].key].values["y"]
-    assert type(y) is torch.Tensor and torch.equal(y, liar.as_subclass(torch.Tensor))
-    assert back.outcomes[TRIALS[0].key].values["ok"] is True
+    back = decode_report(encode_report(report), TRIALS)
+    values = back.outcomes[TRIALS[0].key].values
+    assert type(values["y"]) is torch.Tensor and torch.equal(values["y"], liar.as_subclass(torch.Tensor))
+    assert values["b"].dtype == torch.bfloat16 and values["empty"].shape == (0, 3)
+    assert torch.equal(values["strided"], torch.tensor([0.0, 2.0, 4.0]))
+    assert values["ok"] is True
     assert back.outcomes[TRIALS[1].key].error == ErrorInfo("RuntimeError", "boom", 4, "y += 1")
 
 
-def _forge(tmp_path, data):
-    write_report(tmp_path, RunReport())
-    (tmp_path / "report.json").write_text(json.dumps(data))
+def _frame(data) -> bytes:
+    return pack(data, {})
 
 
-@pytest.mark.parametrize("data", [
-    {"outcomes": {"other/float32/cpu": {"scalars": {}}}},           # a trial nobody asked for
-    {"outcomes": {TRIALS[0].key: {"scalars": {"y": [1, 2]}}}},       # not a scalar
-    {"outcomes": {TRIALS[0].key: {"scalars": {}, "error": {"type": 1}}}},
-    [1, 2, 3],
+@pytest.mark.parametrize("frame", [
+    _frame({"outcomes": {"other/float32/cpu": {"scalars": {}}}}),            # a trial nobody asked for
+    _frame({"outcomes": {TRIALS[0].key: {"scalars": {"y": [1, 2]}}}}),        # not a scalar
+    _frame({"outcomes": {TRIALS[0].key: {"scalars": {}, "error": {"type": 1}}}}),
+    _frame({"outcomes": {TRIALS[0].key: {"scalars": {}, "seconds": "soon"}}}),
+    _frame({"load_error": {"type": "E", "message": "m", "culprit": {"x": [[[[]]]] * 10**4}}}),  # a huge culprit
+    _frame([1, 2, 3]),
+    MAGIC + (2**31).to_bytes(4, "little") + b"{}",                             # a length past the end
+    MAGIC + (10).to_bytes(4, "little") + b"[" * 10 + b"\0" * 8,               # not JSON
+    MAGIC + (200_000).to_bytes(4, "little") + b"[" * 200_000 + b"\0" * 8,     # nested past any recursion limit
+    b"\x80\x04\x95" + b"\0" * 20,                                              # a pickle
+    _frame({})[:-8] + b"\xff" * 8,                                             # tensors cut short
 ])
-def test_forged_reports_are_refused(tmp_path, data):
-    _forge(tmp_path, data)
+def test_forged_or_broken_frames_are_refused(frame):
     with pytest.raises(WireError):
-        read_report(tmp_path, TRIALS)
+        decode_report(frame, TRIALS)
 
 
-def test_missing_or_corrupt_files_are_refused(tmp_path):
-    with pytest.raises(WireError, match="no report"):
-        read_report(tmp_path, TRIALS)
-    write_report(tmp_path, RunReport())
-    (tmp_path / "observations.safetensors").write_bytes(b"\x00" * 20)
-    with pytest.raises(WireError, match="cannot be read"):
-        read_report(tmp_path, TRIALS)
+def test_pickles_are_not_read():
+    """A worker that sends torch.save's pickle instead of safetensors gets refused, never unpickled."""
+    import io
 
-
-def test_pickles_are_not_read(tmp_path):
-    """A worker that writes a pickle instead of safetensors gets refused, never unpickled."""
-    write_report(tmp_path, RunReport())
-    torch.save({"y": torch.ones(1)}, tmp_path / "observations.safetensors")
+    buffer = io.BytesIO()
+    torch.save({"y": torch.ones(1)}, buffer)
+    text = json.dumps({}).encode()
     with pytest.raises(WireError):
-        read_report(tmp_path, TRIALS)
+        decode_report(MAGIC + len(text).to_bytes(4, "little") + text + buffer.getvalue(), TRIALS)

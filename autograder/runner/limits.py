@@ -12,6 +12,8 @@ class Limits:
     processes: int = 128  # processes and threads of the sandbox's user (RLIMIT_NPROC): stops fork storms
     file_size: int = 64 * 1024**2  # largest file a job may write, its printed output included
     output: int = 64 * 1024  # bytes of printed output kept for the results (the rest is cut)
+    scratch: int = 256 * 1024**2  # size of the sandbox's private /tmp, the only place a job may write
+    report: int = 64 * 1024**2  # largest report (observations included) a job may send back
 
     @property
     def cpu_seconds(self) -> int:

@@ -1,16 +1,19 @@
 """A pool of warm, sandboxed workers: the fast, safe Runner for grading a class.
 
 Each slot is one zygote (zygote.py) in its own bubblewrap sandbox, with torch already imported; a job
-is a fork of it. The grader writes the job into the slot's folder (the only place the sandbox can
-write), asks the zygote to run it, waits with a watchdog, and reads back the validated report. A slot
-whose zygote dies (killed by a job, say) is replaced; the job that did it gets its own verdict.
+is a fork of it. The grader sends the job down the zygote's stdin with a fresh random token, waits with
+a watchdog, and reads back, with bounds, the report that the job signed with that token (guard.py) and
+what it printed. No file of the sandbox is ever read. A slot whose zygote dies (killed by a job, say),
+or that a job left dirty, is replaced by a fresh one; the job that did it gets its own verdict.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 import queue
+import secrets
 import select
 import shutil
 import signal
@@ -25,8 +28,7 @@ from typing import TYPE_CHECKING
 
 from . import Job, cgroup
 from .limits import Limits
-from .sandbox import SLOT_MOUNT, bwrap_command, bwrap_problem, plain_env
-from .worker import READY
+from .sandbox import SCRATCH, as_root, bwrap_command, bwrap_problem, plain_env
 
 if TYPE_CHECKING:
     from ..outcome import RunReport
@@ -41,14 +43,52 @@ class PoolError(Exception):
     """The pool itself failed (a zygote would not start): the grader's fault, never a student's."""
 
 
+class _Channel:
+    """The zygote's stdout, read with our own buffer, a bound and a deadline: nothing it sends can make the
+    grader wait forever or read without end."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+
+    def _fill(self, deadline: float) -> bool:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+            return False
+        try:
+            data = os.read(self.fd, 1 << 20)
+        except OSError:
+            return False
+        self.buffer += data
+        return bool(data)
+
+    def line(self, timeout: float, limit: int = 64 * 1024) -> bytes | None:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > limit or not self._fill(deadline):
+                return None
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        return line if len(line) <= limit else None
+
+    def exact(self, n: int, timeout: float) -> bytes | None:
+        deadline = time.monotonic() + timeout
+        while len(self.buffer) < n:
+            if not self._fill(deadline):
+                return None
+        data, self.buffer = bytes(self.buffer[:n]), bytearray(self.buffer[n:])
+        return data
+
+
 class Slot:
-    def __init__(self, index: int, base: Path, limits: Limits, sandboxed: bool, launcher: ThreadPoolExecutor):
+    def __init__(self, index: int, limits: Limits, sandboxed: bool, launcher: ThreadPoolExecutor):
         self.launcher = launcher
         self.index = index
-        self.dir = base / f"slot-{index}"
         self.limits = limits
         self.sandboxed = sandboxed
         self.proc: subprocess.Popen | None = None
+        self.channel: _Channel | None = None
+        self.scratch: str | None = None  # unsandboxed only: the worker's /tmp, a fresh folder per start
         self.ready = False
         self.cgroup = cgroup.make_pids_cgroup(f"{os.getpid()}-{index}", limits.processes)
         self.jobs = 0
@@ -58,11 +98,17 @@ class Slot:
         self.await_ready()
 
     def launch(self) -> None:
-        """Starts the zygote without waiting for it (it imports torch: seconds)."""
+        """Starts a fresh zygote without waiting for it (it imports torch: seconds). Isolated (`-I`: no
+        writable folder on its sys.path), in a read-only working folder, with nothing of an earlier one."""
         self.stop()
-        self.dir.mkdir(parents=True, exist_ok=True)
-        inner = [sys.executable, "-m", "autograder.runner.zygote", "/tmp" if self.sandboxed else ""]
-        command = bwrap_command(self.dir, inner) if self.sandboxed else inner
+        if self.sandboxed:
+            inner = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", SCRATCH]
+            command = bwrap_command(inner + (["--drop-root"] if as_root() else []), self.limits.scratch)
+            env = None
+        else:
+            self.scratch = tempfile.mkdtemp(prefix=f"autograder-slot-{self.index}-")
+            command = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", self.scratch]
+            env = plain_env(Path(self.scratch))
         group = self.cgroup
 
         def preexec() -> None:
@@ -74,16 +120,21 @@ class Slot:
         # own death signal) fire when the *thread* that started them ends, not only the process.
         self.proc = self.launcher.submit(
             subprocess.Popen, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=None if self.sandboxed else plain_env(self.dir), cwd=self.dir, preexec_fn=preexec,
+            env=env, cwd="/", preexec_fn=preexec,
         ).result()
+        self.channel = _Channel(self.proc.stdout.fileno())
         self.ready = False
 
     def await_ready(self) -> None:
         """Waits for the launched zygote to say it is ready; PoolError if it does not."""
         if self.ready:
             return
-        hello = self._read_line(START_TIMEOUT) if self.proc is not None else None
-        if not hello or not json.loads(hello).get("ready"):
+        hello = self.channel.line(START_TIMEOUT) if self.channel is not None else None
+        try:
+            ready = hello is not None and json.loads(hello).get("ready") is True
+        except ValueError:
+            ready = False
+        if not ready:
             self.stop()
             raise PoolError(f"worker slot {self.index} did not start")
         self.ready = True
@@ -99,80 +150,91 @@ class Slot:
                 if stream:
                     stream.close()
             self.proc = None
+            self.channel = None
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
     def close(self) -> None:
         self.stop()
         if self.cgroup is not None:
             cgroup.remove(self.cgroup)
 
-    def _read_line(self, timeout: float) -> str | None:
-        assert self.proc is not None and self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
+    def _exchange(self, job: Job, token: str) -> tuple[dict, bytes, bytes] | None:
+        """Sends the job; the zygote's answer, the report and the printed output, or None if it died or hung."""
+        from .wire import encode_job
+
+        payload = encode_job(job.exercise, job.code, job.trials, job.inputs)
+        limits = self.limits
+        request = {"job": len(payload), "token": token, "timeout": job.timeout, "memory": limits.memory,
+                   "processes": limits.processes, "file_size": limits.file_size, "output": limits.output,
+                   "report": limits.report}
+        try:
+            self.proc.stdin.write(json.dumps(request).encode() + b"\n" + payload)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
             return None
-        line = self.proc.stdout.readline()
-        return line.decode() if line else None
+        line = self.channel.line(job.timeout + WATCHDOG_GRACE)
+        try:
+            head = json.loads(line) if line is not None else None
+            sizes = (int(head["report"]), int(head["stdout"]))
+        except (ValueError, TypeError, KeyError):
+            return None
+        if not isinstance(head, dict) or sizes[0] > limits.report or sizes[1] > limits.output or min(sizes) < 0:
+            return None
+        body = self.channel.exact(sum(sizes), WATCHDOG_GRACE)
+        if body is None:
+            return None
+        return head, body[:sizes[0]], body[sizes[0]:]
 
     def run(self, job: Job) -> RunReport:
         from ..outcome import RunReport
-        from .wire import WireError, read_report, write_job
+        from .wire import WireError, decode_report
 
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         self.jobs += 1
-        directory = self.dir / f"job-{self.jobs}"
-        directory.mkdir()
+        token = secrets.token_bytes(32)
         start = time.perf_counter()
+        exchanged = self._exchange(job, token.hex())
+        seconds = time.perf_counter() - start
+        if exchanged is None:  # the zygote died or hung: a job killed it, or it was out of memory
+            self.stop()
+            return RunReport("crashed", "the worker running your code was killed (did your code kill its "
+                             "parent process, or use up all memory?)", seconds=seconds)
+        answer, frame, printed = exchanged
+        if answer.get("clean") is not True:  # a job left what the zygote could not remove: start afresh
+            self.stop()
+        stdout = printed.decode("utf-8", "replace") + ("\n[output cut]" if answer.get("stdout_cut") else "")
+        if answer.get("status") == "timed_out":
+            return RunReport("timed_out", f"stopped after {job.timeout:g} s (an infinite loop?)", stdout=stdout,
+                             seconds=seconds)
+        if answer.get("report_cut"):
+            return RunReport("crashed", "your code's observations were too large to send back", stdout=stdout,
+                             seconds=seconds)
+        if not frame:
+            return RunReport("crashed", _crash_detail(answer, "it sent no report"), stdout=stdout, seconds=seconds)
+        if not hmac.compare_digest(frame[:len(token)], token):
+            return RunReport("crashed", "the report did not come from the grader's harness: your code wrote on "
+                             "the grader's report channel, or ended the process before the harness could report",
+                             stdout=stdout, seconds=seconds)
         try:
-            write_job(directory, job.exercise, job.code, job.trials, job.inputs)
-            seen_as = f"{SLOT_MOUNT}/{directory.name}" if self.sandboxed else str(directory)
-            request = {"dir": seen_as, "timeout": job.timeout, "memory": self.limits.memory,
-                       "processes": self.limits.processes, "file_size": self.limits.file_size}
-            try:
-                self.proc.stdin.write((json.dumps(request) + "\n").encode())
-                self.proc.stdin.flush()
-                line = self._read_line(job.timeout + WATCHDOG_GRACE)
-            except (BrokenPipeError, OSError):
-                line = None
-            stdout = _head(directory / "stdout.txt", self.limits.output)
-            seconds = time.perf_counter() - start
-            if line is None:  # the zygote died or hung: a job killed it, or it was out of memory
-                self.stop()
-                return RunReport("crashed", "the worker running your code was killed (did your code kill its "
-                                 "parent process, or use up all memory?)", stdout=stdout, seconds=seconds)
-            answer = json.loads(line)
-            if answer["status"] == "timed_out":
-                return RunReport("timed_out", f"stopped after {job.timeout:g} s (an infinite loop?)", stdout=stdout,
-                                 seconds=seconds)
-            if not (directory / READY).exists():
-                raise PoolError(f"the worker failed before running the submission: {stdout[-2000:]}")
-            try:
-                report = read_report(directory, job.trials)
-            except WireError as e:
-                return RunReport("crashed", _crash_detail(answer, str(e)), stdout=stdout, seconds=seconds)
-            return RunReport(report.status, report.detail, report.load_error, report.problems, report.outcomes,
-                             stdout, seconds)
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
-
-
-def _head(path: Path, limit: int) -> str:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError:
-        return ""
-    text = data[:limit].decode("utf-8", "replace")
-    return text + ("\n[output cut]" if len(data) > limit else "")
+            report = decode_report(frame[len(token):], job.trials)
+        except WireError as e:
+            return RunReport("crashed", _crash_detail(answer, str(e)), stdout=stdout, seconds=seconds)
+        return RunReport(report.status, report.detail, report.load_error, report.problems, report.outcomes,
+                         stdout, seconds)
 
 
 def _crash_detail(answer: dict, why: str) -> str:
-    if answer.get("signal"):
-        meaning = {"SIGSEGV": "a segmentation fault", "SIGKILL": "being killed (out of memory?)",
-                   "SIGXCPU": "the CPU-time limit", "SIGXFSZ": "the file-size limit (too much output?)",
-                   "SIGABRT": "an abort"}.get(answer["signal"], answer["signal"])
-        return f"the process ended by {meaning} before reporting"
-    return f"the process exited with status {answer.get('code')} before reporting ({why})"
+    meaning = {"SIGSEGV": "a segmentation fault", "SIGKILL": "being killed (out of memory?)",
+               "SIGXCPU": "the CPU-time limit", "SIGXFSZ": "the file-size limit (too much output?)",
+               "SIGABRT": "an abort"}
+    sig = answer.get("signal")
+    if isinstance(sig, str):
+        return f"the process ended by {meaning.get(sig, sig[:20])} before reporting"
+    code = answer.get("code")
+    return f"the process exited with status {code if isinstance(code, int) else '?'} before reporting ({why})"
 
 
 class WarmPool:
@@ -193,10 +255,8 @@ class WarmPool:
             f"NOT SANDBOXED: {problem}. Submissions run as plain processes under rlimits only: they can read "
             "your files and reach the network. Install bubblewrap to grade untrusted code.")
         self.limits = limits
-        self._base = Path(tempfile.mkdtemp(prefix="autograder-pool-"))
-        os.chmod(self._base, 0o700)
         self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autograder-launcher")
-        self._slots = [Slot(i, self._base, limits, self.sandboxed, self._launcher) for i in range(max(1, slots))]
+        self._slots = [Slot(i, limits, self.sandboxed, self._launcher) for i in range(max(1, slots))]
         self._free: queue.Queue[Slot] = queue.Queue()
         self._ready = threading.Lock()
         self._started = False
@@ -247,7 +307,6 @@ class WarmPool:
         for s in self._slots:
             s.close()
         self._launcher.shutdown()
-        shutil.rmtree(self._base, ignore_errors=True)
 
     def __enter__(self) -> WarmPool:
         return self

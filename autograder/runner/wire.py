@@ -1,26 +1,29 @@
-"""The wire between grader and worker: JSON for structure, safetensors for tensors.
+"""The wire between grader and worker: one frame of bytes each way, JSON for structure, safetensors for
+tensors. No file crosses: the job goes down the zygote's stdin, the report comes back up a pipe.
 
-Nothing read back from a worker can run code when it is read: JSON is parsed into builtins and
-checked, and safetensors holds only raw bytes with a dtype and a shape (no pickle anywhere).
+A frame is MAGIC, the JSON's length (4 bytes, little-endian), the JSON, then a safetensors blob. Nothing
+read back from a worker can run code when it is read: JSON is parsed into builtins and checked field by
+field, and safetensors holds only raw bytes with a dtype and a shape (no pickle anywhere).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load as load_tensors
 
-from ..files import write_atomically
 from ..outcome import ErrorInfo, Outcome, RunReport, Trial
 from ..spec import Inputs
 
 SEP = "::"
-MAX_REPORT_BYTES = 4_000_000
-"""A worker's JSON report beyond this is a misbehaving submission, not something to parse."""
+MAGIC = b"AGW1"
+MAX_JSON_BYTES = 4_000_000
+"""A worker's JSON beyond this is a misbehaving submission, not something to parse."""
+MAX_FRAME_BYTES = 256 * 1024**2
+"""A report beyond this (JSON and tensors) is refused unread."""
 
 
 class WireError(Exception):
@@ -37,28 +40,70 @@ def _split(values: dict[str, Any], prefix: str) -> tuple[dict[str, torch.Tensor]
     return tensors, scalars
 
 
-def _save_tensors(tensors: dict[str, torch.Tensor], path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(tensors, str(tmp))
-    tmp.replace(path)
+_DTYPES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+           torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
+           torch.bool: "BOOL"}
 
 
-def write_job(directory: Path, exercise: str, code: str, trials: tuple[Trial, ...], inputs: dict[str, Inputs]) -> None:
+def _safetensors_bytes(tensors: dict[str, torch.Tensor]) -> bytes:
+    """The safetensors format, written without ctypes (the worker's guard forbids ctypes; safetensors' own
+    writer uses it). The grader reads it back with safetensors' reader, which checks every offset."""
+    header: dict[str, Any] = {}
+    chunks, offset = [], 0
+    for name in sorted(tensors):
+        t = tensors[name].detach().to("cpu").contiguous()
+        if t.dtype not in _DTYPES:
+            t = t.to(torch.float64)
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        header[name] = {"dtype": _DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        chunks.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return len(text).to_bytes(8, "little") + text + b"".join(chunks)
+
+
+def pack(data: Any, tensors: dict[str, torch.Tensor]) -> bytes:
+    """One frame: the JSON-able `data` and the tensors."""
+    text = json.dumps(data, allow_nan=True, ensure_ascii=True).encode("ascii")
+    return MAGIC + len(text).to_bytes(4, "little") + text + _safetensors_bytes(tensors)
+
+
+def unpack(frame: bytes) -> tuple[Any, dict[str, torch.Tensor]]:
+    """A frame back into (JSON value, tensors); WireError for anything that is not a valid frame."""
+    if len(frame) > MAX_FRAME_BYTES:
+        raise WireError("the worker's report is too large")
+    if len(frame) < 8 or frame[:4] != MAGIC:
+        raise WireError("the worker's report is not a report")
+    size = int.from_bytes(frame[4:8], "little")
+    if size > MAX_JSON_BYTES or 8 + size > len(frame):
+        raise WireError("the worker's report is too large or cut short")
+    try:
+        data = json.loads(frame[8:8 + size].decode("ascii"))
+    except (ValueError, RecursionError, UnicodeDecodeError) as e:
+        raise WireError(f"the worker's report is not valid JSON: {type(e).__name__}") from None
+    try:
+        tensors = load_tensors(bytes(frame[8 + size:]))
+    except Exception as e:  # noqa: BLE001 - safetensors raises its own error types for corrupt bytes
+        raise WireError(f"the worker's observations cannot be read: {type(e).__name__}") from None
+    return data, tensors
+
+
+def encode_job(exercise: str, code: str, trials: tuple[Trial, ...], inputs: dict[str, Inputs]) -> bytes:
     tensors: dict[str, torch.Tensor] = {}
     scalars: dict[str, dict[str, Any]] = {}
     for key, values in inputs.items():
         t, s = _split(values, key)
         tensors.update(t)
         scalars[key] = s
-    _save_tensors(tensors, directory / "inputs.safetensors")
-    job = {"exercise": exercise, "code": code, "trials": [t.key for t in trials], "scalars": scalars}
-    write_atomically(directory / "job.json", json.dumps(job))
+    return pack({"exercise": exercise, "code": code, "trials": [t.key for t in trials], "scalars": scalars}, tensors)
 
 
-def read_job(directory: Path) -> tuple[str, str, tuple[Trial, ...], dict[str, Inputs]]:
-    job = json.loads((directory / "job.json").read_text(encoding="utf-8"))
+def decode_job(frame: bytes) -> tuple[str, str, tuple[Trial, ...], dict[str, Inputs]]:
+    """Worker side: the job the grader sent (trusted: the grader wrote it)."""
+    job, tensors = unpack(frame)
     inputs: dict[str, Inputs] = {key: dict(values) for key, values in job["scalars"].items()}
-    for name, tensor in load_file(str(directory / "inputs.safetensors")).items():
+    for name, tensor in tensors.items():
         key, field = name.split(SEP, 1)
         inputs.setdefault(key, {})[field] = tensor
     return job["exercise"], job["code"], tuple(Trial.from_key(k) for k in job["trials"]), inputs
@@ -69,18 +114,17 @@ def _error_to_json(e: ErrorInfo | None) -> dict[str, Any] | None:
                                    "culprit": e.culprit}
 
 
-def write_report(directory: Path, report: RunReport) -> None:
-    """Worker side: the report as report.json and observations.safetensors."""
+def encode_report(report: RunReport) -> bytes:
+    """Worker side: the report as one frame."""
     tensors: dict[str, torch.Tensor] = {}
     outcomes = {}
     for key, outcome in report.outcomes.items():
         t, s = _split(outcome.values, key)
         tensors.update(t)
         outcomes[key] = {"scalars": s, "error": _error_to_json(outcome.error), "seconds": outcome.seconds}
-    _save_tensors(tensors, directory / "observations.safetensors")
     data = {"load_error": _error_to_json(report.load_error), "problems": report.problems, "outcomes": outcomes,
             "seconds": report.seconds}
-    write_atomically(directory / "report.json", json.dumps(data, allow_nan=True))
+    return pack(data, tensors)
 
 
 def _str(v: Any, limit: int = 4000) -> str:
@@ -97,17 +141,35 @@ def _opt_int(v: Any) -> int | None:
     return v
 
 
+def _seconds(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        raise WireError("expected a duration in seconds")
+    return float(v)
+
+
+def _culprit(v: Any) -> dict[str, Any] | None:
+    """The locator's report, kept only as what it is: an object of short strings, numbers and lists of them."""
+    if v is None:
+        return None
+    if not isinstance(v, dict) or len(v) > 50:
+        raise WireError("a culprit must be a small object")
+    try:
+        text = json.dumps(v)
+    except (TypeError, ValueError, RecursionError):
+        raise WireError("a culprit must be plain JSON") from None
+    if len(text) > 20_000:
+        raise WireError("a culprit report is too large")
+    return json.loads(text)
+
+
 def _error_from_json(d: Any) -> ErrorInfo | None:
     if d is None:
         return None
     if not isinstance(d, dict):
         raise WireError("an error must be an object")
-    culprit = d.get("culprit")
-    if culprit is not None and not isinstance(culprit, dict):
-        raise WireError("a culprit must be an object")
     code = d.get("code")
     return ErrorInfo(_str(d.get("type")), _str(d.get("message", "")), _opt_int(d.get("line")),
-                     None if code is None else _str(code), culprit)
+                     None if code is None else _str(code), _culprit(d.get("culprit")))
 
 
 def _scalar(v: Any) -> Any:
@@ -118,23 +180,11 @@ def _scalar(v: Any) -> Any:
     raise WireError(f"an observation must be a number, bool or string, not {type(v).__name__}")
 
 
-def read_report(directory: Path, trials: tuple[Trial, ...]) -> RunReport:
-    """Grader side: parse and validate what the worker wrote. Raises WireError when it is not valid."""
-    path = directory / "report.json"
-    if not path.exists():
-        raise WireError("the worker wrote no report")
-    if path.stat().st_size > MAX_REPORT_BYTES:
-        raise WireError("the worker's report is too large")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise WireError(f"the worker's report is not valid JSON: {e}") from None
+def decode_report(frame: bytes, trials: tuple[Trial, ...]) -> RunReport:
+    """Grader side: parse and validate what the worker sent. Raises WireError when it is not valid."""
+    data, tensors = unpack(frame)
     if not isinstance(data, dict):
         raise WireError("the worker's report is not an object")
-    try:
-        tensors = load_file(str(directory / "observations.safetensors"))
-    except Exception as e:  # safetensors raises its own error types for corrupt files
-        raise WireError(f"the worker's observations cannot be read: {e}") from None
     expected = {t.key for t in trials}
     outcomes: dict[str, Outcome] = {}
     raw = data.get("outcomes", {})
@@ -143,13 +193,13 @@ def read_report(directory: Path, trials: tuple[Trial, ...]) -> RunReport:
     for key, o in raw.items():
         if not isinstance(o, dict) or not isinstance(o.get("scalars", {}), dict):
             raise WireError("a malformed trial outcome")
-        values = {str(k): _scalar(v) for k, v in o.get("scalars", {}).items()}
-        outcomes[key] = Outcome(values, _error_from_json(o.get("error")), float(o.get("seconds", 0.0)))
+        values = {_str(k, 200): _scalar(v) for k, v in o.get("scalars", {}).items()}
+        outcomes[key] = Outcome(values, _error_from_json(o.get("error")), _seconds(o.get("seconds", 0.0)))
     for name, tensor in tensors.items():
-        key, field = name.split(SEP, 1)
-        if key not in outcomes:
+        key, _, field = name.partition(SEP)
+        if key not in outcomes or not field:
             raise WireError("observations for a trial with no outcome")
-        outcomes[key].values[field] = tensor
+        outcomes[key].values[field[:200]] = tensor
     problems = data.get("problems", {})
     if not isinstance(problems, dict):
         raise WireError("malformed problems")
@@ -157,5 +207,5 @@ def read_report(directory: Path, trials: tuple[Trial, ...]) -> RunReport:
         load_error=_error_from_json(data.get("load_error")),
         problems={_str(k, 200): _str(v) for k, v in problems.items()},
         outcomes=outcomes,
-        seconds=float(data.get("seconds", 0.0)),
+        seconds=_seconds(data.get("seconds", 0.0)),
     )

@@ -1,30 +1,23 @@
-"""The worker: loads a job, runs the answer code on every trial, writes plain results. Nothing more.
+"""The worker: runs one job's answer code on every trial and sends back a signed report. Nothing more.
 
-Run as `python -m autograder.runner.worker JOB_DIR` inside the sandbox the runner prepared.
+It is a fork of a zygote (zygote.py), which hands it the job's bytes, the job's token and the pipe to
+report on. The answer runs under the guard (guard.py); the report goes up the pipe, never into a file.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-READY = "ready"
-
-
-def main(argv: list[str]) -> int:
-    directory = Path(argv[0])
+def main(job: bytes, token: bytes, report_fd: int) -> None:
+    """Never returns: the guard sends the report and ends the process."""
     from ..exercises import get
-    from ..harness import run_answer
-    from .wire import read_job, write_report
+    from ..harness import run_answer, settle_torch
+    from . import guard
+    from .wire import decode_job
 
-    exercise_id, code, trials, inputs = read_job(directory)
+    exercise_id, code, trials, inputs = decode_job(job)
     exercise = get(exercise_id)
-    # Written before any answer code runs: without it, a failed worker is the grader's fault.
-    (directory / READY).write_text("ready")
-    report = run_answer(exercise, code, trials, inputs)
-    write_report(directory, report)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    settle_torch()
+    seal = guard.Seal(token, report_fd)
+    del token
+    guard.install_hook()
+    seal.run(lambda: run_answer(exercise, code, trials, inputs))

@@ -1,32 +1,52 @@
 """A warm worker: imports torch once, then forks one child per job, so a job costs its own compute.
 
-Protocol on stdin/stdout, one JSON object per line. In: {"dir": JOB_DIR, "timeout": s, "memory": bytes,
-"processes": n, "file_size": bytes}. Out: {"dir": ..., "status": "exited"|"signaled"|"timed_out",
-"code": int|None, "signal": str|None, "seconds": s}. Before answering, the zygote kills every process
-the job left behind (it is their subreaper) and empties /tmp, so nothing of a job reaches the next one.
-It runs inside the sandbox (see sandbox.py); the child runs the ordinary worker on the job folder.
+It runs inside the sandbox (sandbox.py), started as `python -I -m autograder.runner.zygote SCRATCH
+[--drop-root]`, so no
+writable folder is on its `sys.path`; its working folder is read-only. Protocol, on stdin/stdout:
+- in: one JSON line {"job": n, "token": hex, "timeout": s, "memory": bytes, "processes": n,
+  "file_size": bytes, "output": bytes, "report": bytes}, then the n bytes of the job (wire.encode_job);
+- out: one JSON line {"status": "exited"|"signaled"|"timed_out", "code", "signal", "seconds", "report": n,
+  "report_cut", "stdout": m, "stdout_cut", "clean"}, then the n bytes the job sent on its report pipe and
+  the m bytes it printed.
+Nothing goes through files: the grader reads only this pipe, with bounds. Before answering, the zygote
+kills every process the job left (it is their subreaper) and empties the scratch folder (the sandbox's
+private /tmp); "clean": false means it could not, and the grader replaces this worker.
 """
 
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import os
 import resource
 import select
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
 PR_SET_PDEATHSIG = 1
+UNPRIVILEGED = 65534
+"""The user a job runs as where the sandbox starts as root ("nobody"): never root on the host."""
+MAX_HEADER = 64 * 1024
 
 
 def _prctl(option: int, value: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(option, value, 0, 0, 0)
+
+
+def _drop_root() -> None:
+    """Started by a grader that runs as root, the sandbox has no user namespace (one would map its user to
+    root outside): become an unprivileged user before anything else runs. Irreversible, no capability kept."""
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setgid(UNPRIVILEGED)
+        os.setuid(UNPRIVILEGED)
 
 
 def _vm_size() -> int:
@@ -36,38 +56,69 @@ def _vm_size() -> int:
     return 0
 
 
-def _run_child(job: dict, reply_fd: int) -> None:
-    """In the forked child: cut ties with the zygote, apply the limits, run the worker, exit."""
+class _Input:
+    """Reads the grader's requests from fd 0 with a buffer of our own (never sys.stdin's: a forked job
+    could read a buffered stream's contents)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+
+    def _fill(self) -> bool:
+        data = os.read(self.fd, 1 << 20)
+        self.buffer += data
+        return bool(data)
+
+    def line(self) -> bytes | None:
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > MAX_HEADER or not self._fill():
+                return None
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        return line
+
+    def exact(self, n: int) -> bytes | None:
+        while len(self.buffer) < n:
+            if not self._fill():
+                return None
+        data, self.buffer = bytes(self.buffer[:n]), bytearray(self.buffer[n:])
+        return data
+
+
+def _run_child(request: dict, job: bytes, report_w: int, out_w: int, scratch: str) -> None:
+    """In the forked child: cut ties with the zygote, apply the limits, run the worker. Never returns."""
+    code = 70
     try:
         os.setsid()
-        directory = job["dir"]
-        out = os.open(os.path.join(directory, "stdout.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        token = bytes.fromhex(request.pop("token"))
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
-        os.closerange(3, 1024)  # the zygote's pipes among them
-        sys.stdout.reconfigure(write_through=True)
-        sys.stderr.reconfigure(write_through=True)
+        os.dup2(out_w, 1)
+        os.dup2(out_w, 2)
+        os.dup2(report_w, 3)
+        os.closerange(4, 65536)  # the zygote's pipes among them
+        for fd, name in ((1, "stdout"), (2, "stderr")):  # unbuffered: the job ends with os._exit, unflushed
+            raw = io.FileIO(fd, "w", closefd=False)
+            setattr(sys, name, io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True))
         vm = _vm_size()
         for limit, value in (
-            (resource.RLIMIT_AS, vm + int(job["memory"])),
-            (resource.RLIMIT_CPU, int(job["timeout"]) + 1),
-            (resource.RLIMIT_FSIZE, int(job["file_size"])),
-            (resource.RLIMIT_NPROC, int(job["processes"])),
+            (resource.RLIMIT_AS, vm + int(request["memory"])),
+            (resource.RLIMIT_CPU, int(request["timeout"]) + 1),
+            (resource.RLIMIT_FSIZE, int(request["file_size"])),
+            (resource.RLIMIT_NPROC, int(request["processes"])),
             (resource.RLIMIT_CORE, 0),
         ):
             resource.setrlimit(limit, (value, value))
+        directory = tempfile.mkdtemp(prefix="job-", dir=scratch)  # fresh and unguessable, in the emptied scratch
         os.chdir(directory)
-        os.environ["HOME"] = os.environ["TMPDIR"] = directory
+        os.environ["HOME"] = os.environ["TMPDIR"] = tempfile.tempdir = directory
         from .worker import main
 
-        code = main([directory])
+        main(job, token, 3)
     except BaseException:  # noqa: BLE001 - anything escaping the worker is reported by the exit status
         import traceback
 
         traceback.print_exc()
-        code = 70
     os._exit(code)
 
 
@@ -115,92 +166,188 @@ def _reap() -> None:
             return
 
 
-def _empty(directory: str, keep: tuple[str, ...] = ()) -> None:
-    """Removes what a job left in a shared scratch folder (the sandbox's private /tmp), except the paths
-    in `keep` and the folders on the way to them (Python itself, when it lives under /tmp)."""
+def _remove(path: str) -> None:
+    """Removes a file or a whole tree that a job made, whatever modes it set, without following links."""
     import shutil
 
+    def writable_then_retry(function, name, _exc) -> None:
+        os.chmod(os.path.dirname(name), 0o700)
+        if os.path.isdir(name) and not os.path.islink(name):
+            os.chmod(name, 0o700)
+        function(name)
+
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, 0o700)
+        shutil.rmtree(path, onerror=writable_then_retry)
+    else:
+        os.unlink(path)
+
+
+def _empty(directory: str, keep: tuple[str, ...] = ()) -> bool:
+    """Removes what a job left in the scratch folder (the sandbox's private /tmp), except the paths in `keep`
+    and the folders on the way to them (Python itself, when it lives under /tmp). False if something stayed."""
+    clean = True
     for entry in os.scandir(directory):
         try:
             if entry.path in keep:
                 continue
             if any(k.startswith(entry.path + os.sep) for k in keep):
-                _empty(entry.path, keep)
-            elif entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                clean = _empty(entry.path, keep) and clean
             else:
-                os.unlink(entry.path)
-        except OSError:
-            pass
+                _remove(entry.path)
+        except (OSError, RecursionError):
+            clean = False
+    return clean
 
 
-def _wait(pid: int, timeout: float) -> tuple[str, int | None, str | None]:
-    fd = os.pidfd_open(pid)
+def _collect(pid: int, pipes: dict[int, int], timeout: float) -> tuple[str, int | None, str | None, dict, dict]:
+    """Waits for the child while reading its pipes (each kept up to its bound, the rest read and dropped)."""
+    data = {fd: bytearray() for fd in pipes}
+    cut = dict.fromkeys(pipes, False)
+    open_fds = set(pipes)
+    pidfd = os.pidfd_open(pid)
+    deadline = time.monotonic() + timeout
+    timed_out = False
+
+    def read(fd: int) -> None:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            open_fds.discard(fd)
+            return
+        room = pipes[fd] - len(data[fd])
+        data[fd] += chunk[:max(room, 0)]
+        cut[fd] = cut[fd] or len(chunk) > room
+
     try:
-        ready, _, _ = select.select([fd], [], [], timeout)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([pidfd, *open_fds], [], [], left)
+            for fd in ready:
+                if fd != pidfd:
+                    read(fd)
+            if pidfd in ready:
+                break
     finally:
-        os.close(fd)
-    if not ready:
-        os.killpg(pid, signal.SIGKILL) if _alive(pid) else None
-        os.waitpid(pid, 0)
-        return "timed_out", None, None
+        os.close(pidfd)
+    if timed_out:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     _, status = os.waitpid(pid, 0)
+    _kill_leftovers()  # their copies of the pipes close with them
+    for fd in list(open_fds):  # what the child wrote just before it ended
+        os.set_blocking(fd, False)
+        while fd in open_fds:
+            try:
+                read(fd)
+            except BlockingIOError:
+                break
+    for fd in pipes:
+        os.close(fd)
+    if timed_out:
+        return "timed_out", None, None, data, cut
     if os.WIFSIGNALED(status):
-        return "signaled", None, signal.Signals(os.WTERMSIG(status)).name
-    return "exited", os.WEXITSTATUS(status), None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
+        return "signaled", None, signal.Signals(os.WTERMSIG(status)).name, data, cut
+    return "exited", os.WEXITSTATUS(status), None, data, cut
 
 
 def _warm_up() -> None:
-    """Runs every exercise's public scenarios on the reference once, so that torch's lazy imports
-    (optim and dynamo, func, autocast) and first-call costs are paid here, once, not by every job."""
-    from .. import trials
-    from ..exercises import EXERCISES
-    from ..harness import run_reference, settle_torch
+    """Pays torch's lazy imports and first-call costs once, here, instead of in every job: optimizers (and
+    dynamo, which the first one imports), autocast, torch.func, convolutions, recurrent layers, gradcheck and
+    the culprit locator. Nothing of any exercise's answer is here (there is none in the sandbox)."""
+    import torch
+    from torch import nn
+
+    from ..blame import culprit_for
+    from ..harness import settle_torch
 
     settle_torch()
-    for exercise in EXERCISES.values():
-        planned = trials.plan(exercise, ("cpu",), public_only=True)
-        run_reference(exercise, planned, trials.draw(exercise, planned, 0))
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(2, 2, 3, padding=1), nn.BatchNorm2d(2), nn.ReLU(inplace=True), nn.Flatten(),
+                        nn.Dropout(0.5), nn.Linear(8, 3))
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    for dtype in (torch.float32, torch.float64):
+        net.to(dtype)
+        loss = net(torch.randn(2, 2, 2, 2, dtype=dtype)).logsumexp(1).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    for cell in (nn.LSTM(3, 4, 2), nn.GRU(3, 4), nn.RNN(3, 4)):
+        out, _ = cell(torch.randn(5, 2, 3))
+        out.sum().backward()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        nn.functional.dropout(torch.ones(4, 4) @ torch.ones(4, 4), 0.2, training=True)
+    torch.func.functional_call(net, dict(net.named_parameters()), (torch.randn(1, 2, 2, 2, dtype=torch.float64),))
+    torch.autograd.gradcheck(lambda t: (t * t).sum(), (torch.randn(3, dtype=torch.float64, requires_grad=True),))
+
+    def broken() -> None:
+        x = torch.randn(3, requires_grad=True)
+        y = torch.relu(x)
+        y += 1
+        y.sum().backward()
+
+    culprit_for(broken, None)
 
 
-def serve(scratch: str | None) -> None:
+def _answer(reply: int, head: dict, payloads: list[bytes]) -> None:
+    data = json.dumps(head).encode() + b"\n" + b"".join(payloads)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(reply, view):]
+
+
+def serve(scratch: str, drop_root: bool) -> None:
+    if drop_root:
+        _drop_root()
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a killed grader takes its workers with it
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_DUMPABLE, 0)  # a job (same user) may not ptrace us or read our memory
-    reply = os.fdopen(os.dup(1), "w", buffering=1)
+    reply = os.dup(1)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)  # stray prints of imported code must not corrupt the protocol
+    requests = _Input(0)
 
     import torch  # noqa: F401 - the point of a warm worker: imported once, inherited by every job
 
-    from . import wire, worker  # noqa: F401
+    from . import guard, wire, worker  # noqa: F401
     from .sandbox import python_paths
 
     torch.set_num_threads(1)
     _warm_up()
-    keep = tuple(p for p in python_paths() if scratch and p.startswith(scratch.rstrip(os.sep) + os.sep))
-    reply.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
-    for line in sys.stdin:
-        job = json.loads(line)
+    keep = tuple(p for p in python_paths() if p.startswith(scratch.rstrip(os.sep) + os.sep))
+    _answer(reply, {"ready": True, "pid": os.getpid()}, [])
+    while True:
+        line = requests.line()
+        if line is None:
+            return
+        request = json.loads(line)
+        del line  # the token is in it: the job's copy of this frame keeps only what it must
+        job = requests.exact(int(request["job"]))
+        if job is None:
+            return
         start = time.perf_counter()
+        report_r, report_w = os.pipe()
+        out_r, out_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            _run_child(job, reply.fileno())
-        status, code, sig = _wait(pid, float(job["timeout"]))
-        _kill_leftovers()
-        if scratch:
-            _empty(scratch, keep)
-        reply.write(json.dumps({"dir": job["dir"], "status": status, "code": code, "signal": sig,
-                                "seconds": time.perf_counter() - start}) + "\n")
+            os.close(report_r)
+            os.close(out_r)
+            _run_child(request, job, report_w, out_w, scratch)
+        del job
+        request.pop("token")
+        os.close(report_w)
+        os.close(out_w)
+        status, code, sig, data, cut = _collect(pid, {report_r: int(request["report"]), out_r: int(request["output"])},
+                                                float(request["timeout"]))
+        clean = _empty(scratch, keep)
+        _answer(reply, {"status": status, "code": code, "signal": sig, "seconds": time.perf_counter() - start,
+                        "report": len(data[report_r]), "report_cut": cut[report_r], "stdout": len(data[out_r]),
+                        "stdout_cut": cut[out_r], "clean": clean}, [bytes(data[report_r]), bytes(data[out_r])])
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1] if len(sys.argv) > 1 else None)
+    serve(sys.argv[1], "--drop-root" in sys.argv[2:])
