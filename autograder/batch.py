@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 import time
 import traceback
@@ -19,16 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import trials as trial_plan
-from .discover import DuplicateNames, find_submissions, named_submissions, submission_name  # noqa: F401
+from .discover import find_submissions, named_submissions, submission_name  # noqa: F401
 from .exercises import EXERCISES, get
-from .files import write_atomically
+from .files import RefusedFile, json_text, plain_data, read_bounded, safe_text, write_atomically
 from .grade import grade
 from .harness import run_reference
 from .report import gradebook_csv
-from .result import Result
+from .result import STATUSES, Result
 from .runner import Job, Runner
 from .spec import Exercise
-from .submission import SubmissionError, answer_code
+from .submission import MAX_BYTES, SubmissionError, answer_code
 
 STDOUT_KEPT = 4000
 """Characters of a submission's printed output kept in its results.json."""
@@ -37,16 +38,18 @@ STDOUT_KEPT = 4000
 @dataclass(frozen=True)
 class Settings:
     devices: tuple[str, ...] = ("cpu",)
-    exercise: str | None = None  # for files whose metadata does not say
+    exercise: str | None = None  # every file's; a notebook whose metadata names another is malformed
     timeout: float = 60.0
     salt: str = "inplace-course"  # mixed into every hidden seed; set a secret one per term
 
 
-def file_hash(path: Path) -> str:
+def file_hash(path: Path) -> str | None:
+    """SHA-256 of a submission's bytes, read as the grader reads it (bounded, no links, regular files only);
+    None where it cannot be read: such a file is never taken as already graded."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return "unreadable"
+        return hashlib.sha256(read_bounded(path, MAX_BYTES)).hexdigest()
+    except (OSError, ValueError):
+        return None
 
 
 def exercise_from_name(path: Path) -> str | None:
@@ -61,10 +64,12 @@ def malformed(submission: str, exercise: str, message: str, max_score: float) ->
 
 
 class References:
-    """Each exercise's trials, hidden inputs and reference outcomes, made once per batch.
+    """Each exercise's trials, inputs and reference outcomes, made once per batch.
 
-    Every submission of an exercise in a batch gets the same hidden inputs (seeded by the salt and the
-    exercise), so the reference is computed once, in this process, which never runs student code.
+    Every submission of an exercise in a batch gets the same inputs: the public scenarios' are those
+    shipped with the package (the self-check's), the hidden ones are seeded by the salt and the exercise.
+    The reference runs on all of them once, in this process, which never runs student code; the shipped
+    outcomes are not used, so public data that drifted from the reference cannot hide a difference.
     `prepare()` makes them all in the background (while the workers start, say).
     """
 
@@ -74,10 +79,15 @@ class References:
         self._locks = {exercise_id: threading.Lock() for exercise_id in EXERCISES}
 
     def get(self, exercise: Exercise) -> tuple:
+        """(trials, inputs by "scenario/dtype", reference outcomes by CPU trial key) of the exercise."""
+        from .public import load_public
+
         with self._locks[exercise.id]:
             if exercise.id not in self._made:
                 trials = trial_plan.plan(exercise, self.settings.devices, public_only=False)
-                inputs = trial_plan.draw(exercise, trials, trial_plan.derive_seed(self.settings.salt, exercise.id))
+                _, inputs, _ = load_public(exercise)  # per scenario and dtype: they serve every device
+                seed = trial_plan.derive_seed(self.settings.salt, exercise.id)
+                inputs.update(trial_plan.draw_hidden(exercise, trials, seed))
                 self._made[exercise.id] = (trials, inputs, run_reference(exercise, trials, inputs))
             return self._made[exercise.id]
 
@@ -97,47 +107,120 @@ class References:
 
 
 def grade_file(path: Path, name: str, settings: Settings, runner: Runner, references: References | None = None) -> Result:
-    """One submission, whatever state it is in, to a Result. Grader faults become grader_error."""
+    """One submission, whatever state it is in, to a Result. Never raises: a file that cannot be graded is
+    `malformed` (with a message the student can act on), and any other exception, the grader's fault, is
+    `grader_error` with its traceback kept (never a 0 for the student)."""
     start = time.perf_counter()
-    hint = settings.exercise or exercise_from_name(path)
+    hint = settings.exercise
+    try:
+        hint = settings.exercise or exercise_from_name(path)
+        return _grade_file(path, name, settings, runner, references, hint, start)
+    except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
+        return grader_error(name, hint, e)
+
+
+def _grade_file(path: Path, name: str, settings: Settings, runner: Runner, references: References | None,
+                hint: str | None, start: float) -> Result:
     try:
         answer = answer_code(path)
-    except SubmissionError as e:
+    except (SubmissionError, RefusedFile) as e:
         return malformed(name, hint or "unknown", str(e), _max(hint))
-    exercise_id = answer.exercise or hint
+    declared = answer.exercise
+    if settings.exercise is not None and declared is not None and declared != settings.exercise:
+        return malformed(name, settings.exercise,
+                         f"{path.name} is the notebook of exercise {_shown(declared)} (its metadata says so), but "
+                         f"exercise {settings.exercise} was asked for: submit the notebook of exercise "
+                         f"{settings.exercise}.", _max(settings.exercise))
+    exercise_id = declared or hint
     if exercise_id is None:
-        return malformed(name, "unknown", f"{path.name} does not say which exercise it is (no notebook metadata): "
-                         "grade it with --exercise ID.", 0.0)
-    if exercise_id not in EXERCISES:
-        return malformed(name, exercise_id, f"{path.name} names an unknown exercise {exercise_id!r}.", 0.0)
+        return malformed(name, "unknown", f"{path.name} does not say which exercise it is (no notebook metadata, "
+                         "no exercise id in its name): grade it with --exercise ID.", 0.0)
+    if exercise_id == declared and declared not in EXERCISES:
+        return malformed(name, hint or "unknown", f"{path.name} names an unknown exercise {_shown(declared)} in its "
+                         f"metadata (known: {', '.join(EXERCISES)}): start again from the exercise notebook.",
+                         _max(hint))
     exercise = get(exercise_id)
     try:
         trials, inputs, reference = (references or References(settings)).get(exercise)
         report = runner.run(Job(exercise.id, answer.code, trials, inputs, settings.timeout))
         result = grade(exercise, report, reference, trials, inputs, submission=name)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
-        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-        return Result(exercise=exercise.id, submission=name, status="grader_error", score=0.0,
-                      max_score=exercise.max_score,
-                      output=f"Internal grading error (not your fault; your teacher has been told): {detail}",
-                      extra={"grader_traceback": traceback.format_exc()[-4000:]})
+        return grader_error(name, exercise.id, e)
     extra = {"stdout": report.stdout[:STDOUT_KEPT]} if report.stdout else {}
     return Result(**{**result.__dict__, "execution_time": time.perf_counter() - start, "extra": extra})
 
 
+def grader_error(name: str, exercise_id: str | None, error: BaseException) -> Result:
+    """The grader's own failure on one submission: its traceback kept for the teacher, no score."""
+    detail = "".join(traceback.format_exception_only(type(error), error)).strip()[-2000:]
+    trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))[-4000:]
+    return Result(exercise=exercise_id if isinstance(exercise_id, str) else "unknown", submission=name,
+                  status="grader_error", score=0.0, max_score=_max(exercise_id),
+                  output=f"Internal grading error (not your fault; your teacher has been told): {detail}",
+                  extra={"grader_traceback": trace})
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A name from a submission, quoted and cut short, for a message."""
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+
+
 def _max(exercise_id: str | None) -> float:
-    return EXERCISES[exercise_id].max_score if exercise_id in EXERCISES else 0.0
+    return EXERCISES[exercise_id].max_score if isinstance(exercise_id, str) and exercise_id in EXERCISES else 0.0
 
 
-def previous_result(results_path: Path, digest: str) -> dict | None:
-    """The results of an earlier run of this batch, if they graded this very file."""
-    try:
-        data = json.loads(results_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+def _is_number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _is_check(t: object) -> bool:
+    return (isinstance(t, dict) and all(isinstance(t.get(k), str) for k in ("name", "status", "output", "visibility"))
+            and t["status"] in ("passed", "failed") and _is_number(t.get("score")) and _is_number(t.get("max_score")))
+
+
+def _is_result(data: object) -> bool:
+    """Whether `data` has the fields and types of a results.json this module writes."""
+    return (isinstance(data, dict)
+            and all(isinstance(data.get(k), str) for k in ("exercise", "submission", "status", "output"))
+            and data["status"] in STATUSES
+            and all(_is_number(data.get(k)) for k in ("score", "max_score", "execution_time"))
+            and isinstance(data.get("tests"), list) and all(_is_check(t) for t in data["tests"])
+            and isinstance(data.get("devices", []), list) and all(isinstance(d, str) for d in data.get("devices", [])))
+
+
+def previous_result(results_path: Path, digest: str | None, name: str | None = None) -> dict | None:
+    """The results of an earlier run of this batch, if they graded this very file (same SHA-256, same name)
+    and have the fields and types this module writes; None for anything else, whatever the file holds."""
+    if digest is None:
         return None
-    if data.get("submission_sha256") == digest and data.get("status") != "grader_error":
-        return data
-    return None
+    try:
+        data = json.loads(read_bounded(results_path, MAX_BYTES).decode("utf-8"))
+    except Exception:  # noqa: BLE001 - missing, a link, not UTF-8, not JSON, nested too deep: regrade
+        return None
+    if not _is_result(data) or data.get("submission_sha256") != digest or data["status"] == "grader_error":
+        return None
+    if name is not None and data["submission"] != name:
+        return None
+    return plain_data(data)
+
+
+def _record(out: Path, path: Path, name: str, digest: str | None, result: Result) -> dict:
+    """results.json's contents for `result` (every string safe to encode), written atomically."""
+    data = result.to_json()
+    data["submission_sha256"] = digest or "unreadable"
+    data["submission_path"] = safe_text(str(path))
+    data = plain_data(data)
+    write_atomically(out / name / "results.json", json_text(data))
+    return data
+
+
+def _notify(on_done: Callable[[str, dict, bool], None] | None, name: str, data: dict, reused: bool) -> None:
+    if on_done is None:
+        return
+    try:
+        on_done(name, data, reused)
+    except Exception:  # noqa: BLE001 - a progress display that fails must not stop the batch
+        pass
 
 
 def grade_batch(
@@ -149,41 +232,50 @@ def grade_batch(
     on_done: Callable[[str, dict, bool], None] | None = None,
     references: References | None = None,
 ) -> list[dict]:
-    """Grades every submission under `paths` into `out`; returns the results as written, in order."""
-    files, names = named_submissions(paths)
+    """Grades every submission under `paths` into `out`; returns the results as written, in order.
+
+    Every file gets exactly one verdict: grade_file never raises, and a worker that does anyway (the disk
+    is full, say) gives its file a grader_error. gradebook.csv is written at the end, whatever happened
+    (with the rows graded so far, if the batch was interrupted).
+    """
     rows: dict[str, dict] = {}
-    todo = []
-    for path, name in zip(files, names):
-        digest = file_hash(path)
-        done = previous_result(out / name / "results.json", digest)
-        if done is not None:
-            rows[name] = done
-            if on_done:
-                on_done(name, done, True)
-        else:
-            todo.append((path, name, digest))
+    names: list[str] = []
+    try:
+        files, names = named_submissions(paths, exclude=[out])
+        todo = []
+        for path, name in zip(files, names):
+            digest = file_hash(path)
+            done = previous_result(out / name / "results.json", digest, name)
+            if done is not None:
+                rows[name] = done
+                _notify(on_done, name, done, True)
+            else:
+                todo.append((path, name, digest))
 
-    references = references or References(settings)
+        references = references or References(settings)
 
-    def work(path: Path, name: str, digest: str) -> tuple[str, dict]:
-        result = grade_file(path, name, settings, runner, references)
-        data = result.to_json()
-        data["submission_sha256"] = digest
-        data["submission_path"] = str(path)
-        target = out / name / "results.json"
-        write_atomically(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        return name, data
+        def work(path: Path, name: str, digest: str | None) -> dict:
+            return _record(out, path, name, digest, grade_file(path, name, settings, runner, references))
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(work, *item) for item in todo]
-        for future in as_completed(futures):
-            name, data = future.result()
-            rows[name] = data
-            if on_done:
-                on_done(name, data, False)
-    ordered = [rows[n] for n in names]
-    write_gradebook(out, ordered)
-    return ordered
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = {pool.submit(work, *item): item for item in todo}
+            for future in as_completed(futures):
+                path, name, digest = futures[future]
+                try:
+                    data = future.result()
+                except Exception as e:  # noqa: BLE001 - its own verdict; the batch goes on
+                    failed = grader_error(name, settings.exercise or exercise_from_name(path), e)
+                    data = plain_data({**failed.to_json(), "submission_sha256": digest or "unreadable",
+                                       "submission_path": str(path)})
+                    try:
+                        write_atomically(out / name / "results.json", json_text(data))
+                    except Exception:  # noqa: BLE001 - the gradebook row says what happened
+                        pass
+                rows[name] = data
+                _notify(on_done, name, data, False)
+    finally:
+        write_gradebook(out, [rows[n] for n in names if n in rows])
+    return [rows[n] for n in names]
 
 
 def write_gradebook(out: Path, results: list[dict]) -> None:

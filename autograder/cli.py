@@ -1,4 +1,4 @@
-"""The command line: `autograder list | grade | check | assign | blame | export | report`. I/O lives here."""
+"""The command line: `autograder list | grade | check | assign | publish | blame | export | report`. I/O lives here."""
 
 from __future__ import annotations
 
@@ -65,15 +65,12 @@ def start_workers_early(argv: list[str]):
         args = quiet.parse_args(argv[1:])
     except ValueError:
         return None
-    from .discover import DuplicateNames, named_submissions
+    from .discover import named_submissions
     from .runner.pool import PoolError, WarmPool
 
     if args.jobs < 1 or any(not path.exists() for path in args.paths):
         return None
-    try:
-        files, _ = named_submissions(args.paths)
-    except DuplicateNames:
-        return None
+    files, _ = named_submissions(args.paths, exclude=[args.out])
     if not files:
         return None
     try:
@@ -84,7 +81,7 @@ def start_workers_early(argv: list[str]):
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .batch import DuplicateNames, References, Settings, grade_batch, named_submissions
+    from .batch import References, Settings, grade_batch, named_submissions
     from .exercises import EXERCISES
     from .runner.pool import PoolError, WarmPool
 
@@ -97,10 +94,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     import torch
 
     torch.set_num_threads(1)  # the reference's tensors are tiny; --jobs gives the parallelism
-    try:
-        files, _ = named_submissions(args.paths)
-    except DuplicateNames as e:
-        return _usage(str(e))
+    files, _ = named_submissions(args.paths, exclude=[args.out])  # unique names: clashing files all graded
     if not files:
         return _usage("no .ipynb or .py submissions found under " + ", ".join(map(str, args.paths)))
     settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
@@ -237,6 +231,33 @@ def cmd_assign(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    import torch
+
+    from .exercises import EXERCISES
+    from .public import PUBLIC_DIR, drift, write_public
+    from .reference_store import ReferencesMissing
+
+    torch.set_num_threads(1)  # as the tests run: the same bits whatever the machine's core count
+    try:
+        if args.check:
+            drifts = [line for exercise in EXERCISES.values() for line in drift(exercise)]
+            for line in drifts:
+                print(f"drift: {line}")
+            if drifts:
+                print("Run `autograder publish` to remake the public data from references/.")
+                return 1
+            print(f"{PUBLIC_DIR} matches references/ ({len(EXERCISES)} exercises)")
+            return 0
+        for exercise in EXERCISES.values():
+            write_public(exercise)
+    except ReferencesMissing as e:
+        _console(stderr=True).print(f"[red]{e}[/]")
+        return 2
+    print(f"wrote the public data of {len(EXERCISES)} exercises to {PUBLIC_DIR}")
+    return 0
+
+
 def _usage(message: str) -> int:
     _console(stderr=True).print(f"[red]error:[/] {message}")
     return 2
@@ -278,6 +299,10 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--solutions", type=Path, default=Path("solutions"))
     a.add_argument("--exercises", type=Path, default=Path("exercises"))
     a.set_defaults(func=cmd_assign)
+
+    pub = sub.add_parser("publish", help="write the self-check's public inputs and expected outcomes from references/")
+    pub.add_argument("--check", action="store_true", help="exit non-zero where the shipped public data has drifted")
+    pub.set_defaults(func=cmd_publish)
 
     from .blame.script import add_subcommand as add_blame
     from .export.cli import add_subcommands as add_exports

@@ -22,7 +22,7 @@ ANSWER_FILE = "<answer>"
 """The file name answer code is compiled under, so tracebacks can be located in it."""
 
 
-def _guarded() -> dict[str, Any]:
+def guarded_namespaces() -> dict[str, Any]:
     """Namespaces whose functions the harness relies on, by name: torch, Tensor, autograd, functional..."""
     import torch.nn.functional as functional
 
@@ -33,7 +33,7 @@ def _guarded() -> dict[str, Any]:
 
 def snapshot() -> dict[str, int]:
     """The identity of every attribute of the guarded namespaces (taken before answer code runs)."""
-    return {f"{prefix}.{name}": id(value) for prefix, space in _guarded().items() for name, value in vars(space).items()}
+    return {f"{prefix}.{name}": id(value) for prefix, space in guarded_namespaces().items() for name, value in vars(space).items()}
 
 
 def tampered(before: dict[str, int]) -> list[str]:
@@ -193,7 +193,12 @@ def run_answer(exercise: Exercise, code: str, trials: tuple[Trial, ...], inputs:
     return RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
 
 
-def run_reference(exercise: Exercise, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs]) -> dict[str, Outcome]:
-    """The reference's observations on the CPU, for every scenario and dtype among `trials`."""
+def run_reference(exercise: Exercise, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs],
+                  reference: Mapping[str, Any] | None = None) -> dict[str, Outcome]:
+    """The reference's observations on the CPU, for every scenario and dtype among `trials`. The reference
+    is references/<id>.py (ReferencesMissing where it is not installed) unless `reference` is given."""
+    from .reference_store import load_reference  # only the grader loads references; workers import this module too
+
+    namespace = load_reference(exercise.id) if reference is None else reference
     cpu = tuple(dict.fromkeys(Trial(t.scenario, t.dtype, "cpu") for t in trials))
-    return run_trials(exercise, exercise.reference, cpu, inputs, filename="<reference>", culprit_frames="<reference>")
+    return run_trials(exercise, namespace, cpu, inputs, filename="<reference>", culprit_frames="<reference>")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterable
 
+from .files import csv_cell
 from .result import Result
 
 GRADEBOOK_FIELDS = ("submission", "exercise", "status", "score", "max_score", "execution_time", "results")
@@ -23,19 +25,33 @@ def feedback_text(result: Result) -> str:
     return "\n".join(lines)
 
 
+def _number(value: object) -> float:
+    """A number from results.json, 0 where it holds something else."""
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
 def gradebook_csv(results: Iterable[dict[str, object]]) -> str:
-    """One row per submission, from the results.json contents, in the given order."""
+    """One row per submission, from the results.json contents, in the given order. Text cells go through
+    csv_cell: a name such as `=HYPERLINK(...)` or `-x.py` stays text in a spreadsheet."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=GRADEBOOK_FIELDS, lineterminator="\n")
     writer.writeheader()
     for data in results:
+        data = data if isinstance(data, dict) else {}
+        submission = str(data.get("submission", ""))
         writer.writerow({
-            "submission": data.get("submission", ""),
-            "exercise": data.get("exercise", ""),
-            "status": data.get("status", ""),
-            "score": f"{float(data.get('score', 0)):g}",
-            "max_score": f"{float(data.get('max_score', 0)):g}",
-            "execution_time": f"{float(data.get('execution_time', 0)):.2f}",
-            "results": f"{data.get('submission', '')}/results.json",
+            "submission": csv_cell(submission),
+            "exercise": csv_cell(data.get("exercise", "")),
+            "status": csv_cell(data.get("status", "")),
+            "score": f"{_number(data.get('score', 0)):g}",
+            "max_score": f"{_number(data.get('max_score', 0)):g}",
+            "execution_time": f"{_number(data.get('execution_time', 0)):.2f}",
+            "results": csv_cell(f"{submission}/results.json"),
         })
     return buffer.getvalue()

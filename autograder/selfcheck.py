@@ -1,6 +1,8 @@
 """`check("residual_add")` inside a notebook: the public checks, on the names the notebook defined.
 
-It runs in the student's own kernel on public inputs only; its result never enters a grade.
+It runs in the student's own kernel on public inputs only; its result never enters a grade. It needs
+no reference implementation (those are not installed with the package): the public inputs and the
+reference's outcomes on them ship with the package (public.py).
 """
 
 from __future__ import annotations
@@ -9,11 +11,11 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from . import trials as trial_plan
 from .exercises import get
 from .grade import grade
-from .harness import run_reference, run_trials, symbol_problems
+from .harness import run_trials, symbol_problems
 from .outcome import RunReport
+from .public import load_public
 from .report import feedback_text
 from .result import Result
 
@@ -35,14 +37,12 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None, *, quiet
     """Runs the exercise's public checks on the names defined in the notebook and prints feedback."""
     exercise = get(exercise_id)
     ns = _notebook_namespace() if namespace is None else namespace
-    trials = trial_plan.plan(exercise, ("cpu",), public_only=True)
-    inputs = trial_plan.draw(exercise, trials, trial_plan.PUBLIC_SEED)
+    trials, inputs, expected = load_public(exercise)
     problems = symbol_problems(exercise, ns)
     report = RunReport(problems=problems) if problems else RunReport(
         outcomes=run_trials(exercise, ns, trials, inputs, filename="<notebook>", culprit_frames=None)
     )
-    result = grade(exercise, report, run_reference(exercise, trials, inputs), trials, inputs,
-                   public_only=True, submission="notebook")
+    result = grade(exercise, report, expected, trials, inputs, public_only=True, submission="notebook")
     if not quiet:
         print(feedback_text(result))
         print("(Self-check: public checks only. The grader also checks gradients on hidden inputs.)")

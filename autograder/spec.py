@@ -112,7 +112,8 @@ class Check:
 
 @dataclass(frozen=True)
 class Exercise:
-    """Everything the grader knows about one exercise."""
+    """Everything the grader knows about one exercise, but its reference implementation: that lives in
+    references/<id>.py, outside the installed package (reference_store)."""
 
     id: str
     number: int
@@ -120,7 +121,6 @@ class Exercise:
     defines: tuple[Symbol, ...]
     scenarios: tuple[Scenario, ...]
     checks: tuple[Check, ...]
-    reference: Mapping[str, Any]
     failure: ExpectedError
     summary: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -1,4 +1,10 @@
-"""Submissions (.ipynb or .py) -> the answer code to grade, with a clear error for files that can't be."""
+"""Submissions (.ipynb or .py) -> the answer code to grade, with a clear error for files that can't be.
+
+A submission is read once, bounded (files.read_bounded: no links, no FIFOs or devices, at most
+MAX_BYTES), and every way its content can be broken (not UTF-8, not JSON, JSON nested a million deep,
+numbers too long to convert, not a notebook, metadata of the wrong type) becomes a SubmissionError whose
+message the student can act on.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +12,22 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import nbformat
+
+from .files import RefusedFile, read_bounded
 
 ANSWER_TAG = "answer"
 """Code cells carrying this tag are the graded ones (the exercise notebooks mark them)."""
 
+MAX_BYTES = 20_000_000
+"""The largest submission read (20 MB); an exercise notebook with its outputs is well below 1 MB."""
+
 _MAGIC = re.compile(r"^(\s*)([%!].*)$", re.MULTILINE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SHOWN = 300
+"""Characters of a parser's message kept in a verdict."""
 
 
 class SubmissionError(Exception):
@@ -23,56 +38,111 @@ class SubmissionError(Exception):
 class Answer:
     path: str
     code: str
-    exercise: str | None  # from the notebook's metadata, when it says
+    exercise: str | None  # from the notebook's metadata, when it says (always a str when not None)
 
 
-def is_answer_cell(cell: nbformat.NotebookNode) -> bool:
-    return cell.cell_type == "code" and ANSWER_TAG in cell.get("metadata", {}).get("tags", [])
+def _first_line(e: BaseException) -> str:
+    lines = str(e).splitlines()
+    text = lines[0] if lines and lines[0].strip() else type(e).__name__
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
 
 
-def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """Reads and validates a notebook, turning every way it can be broken into a SubmissionError."""
+def is_answer_cell(cell: Any) -> bool:
+    if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        return False
+    metadata = cell.get("metadata")
+    tags = metadata.get("tags") if isinstance(metadata, dict) else None
+    return isinstance(tags, list) and ANSWER_TAG in tags
+
+
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_bounded(path, MAX_BYTES)
+    except RefusedFile as e:
+        raise SubmissionError(str(e)) from None
+    except OSError as e:
+        raise SubmissionError(f"{path.name} could not be read ({e.strerror or _first_line(e)}).") from None
+    try:
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise SubmissionError(f"{path.name} is not a text file (it is not UTF-8).") from None
+
+
+def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
+    """Reads and validates a notebook's text, turning every way it can be broken into a SubmissionError."""
     if not text.strip():
         raise SubmissionError(f"{path.name} is empty.")
+    again = "Was it edited in a text editor or truncated? Download it again from Jupyter."
     try:
         json.loads(text)
     except json.JSONDecodeError as e:
         raise SubmissionError(
-            f"{path.name} is not valid notebook JSON (line {e.lineno}, column {e.colno}: {e.msg}). "
-            "Was it edited in a text editor or truncated? Download it again from Jupyter."
+            f"{path.name} is not valid notebook JSON (line {e.lineno}, column {e.colno}: {e.msg}). {again}"
         ) from None
+    except RecursionError:
+        raise SubmissionError(f"{path.name} is not a notebook: its JSON is nested too deeply to read. {again}") from None
+    except ValueError as e:  # e.g. an integer longer than Python converts (4300 digits)
+        raise SubmissionError(f"{path.name} is not valid notebook JSON ({_first_line(e)}). {again}") from None
     try:
         nb = nbformat.reads(text, as_version=4)
         nbformat.validate(nb)
     except Exception as e:  # nbformat raises several types for a file that is JSON but not a notebook
-        raise SubmissionError(f"{path.name} is JSON but not a valid notebook: {str(e).splitlines()[0]}") from None
+        raise SubmissionError(f"{path.name} is JSON but not a valid notebook: {_first_line(e)}") from None
     return nb
+
+
+def read_notebook(path: Path) -> nbformat.NotebookNode:
+    """Reads and validates a notebook, turning every way it can be broken into a SubmissionError."""
+    return _parse_notebook(path, _read_text(path))
+
+
+def notebook_exercise(nb: Any) -> str | None:
+    """`metadata.autograder.exercise` when it is a non-empty string; None when the notebook does not say or
+    its metadata is not of the expected types (a damaged notebook is graded as the exercise it is graded as)."""
+    metadata = nb.get("metadata") if isinstance(nb, dict) else None
+    autograder = metadata.get("autograder") if isinstance(metadata, dict) else None
+    exercise = autograder.get("exercise") if isinstance(autograder, dict) else None
+    return exercise if isinstance(exercise, str) and exercise.strip() else None
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
+
+
+def _no_surrogates(path: Path, code: str) -> str:
+    found = _SURROGATE.search(code)
+    if found:
+        line = code.count("\n", 0, found.start()) + 1
+        raise SubmissionError(
+            f"{path.name}: line {line} of the answer holds a character that is not valid Unicode (a lone "
+            f"surrogate, U+{ord(found.group()):04X}); delete it, or write it as an escape such as '\\ud800'."
+        )
+    return code
 
 
 def answer_code(path: str | Path) -> Answer:
     """The graded code of a submission: its answer cells, or the whole of a .py file."""
     path = Path(path)
-    if path.suffix == ".py":
-        try:
-            return Answer(str(path), path.read_text(encoding="utf-8"), None)
-        except UnicodeDecodeError:
-            raise SubmissionError(f"{path.name} is not a UTF-8 text file.") from None
-    if path.suffix != ".ipynb":
+    if path.suffix not in (".py", ".ipynb"):
         raise SubmissionError(f"{path.name}: a submission is a .ipynb notebook or a .py file.")
-    nb = read_notebook(path)
-    if not nb.cells:
+    text = _read_text(path)
+    if path.suffix == ".py":
+        if not text.strip():
+            raise SubmissionError(f"{path.name} is empty: write your answer in it (or submit the exercise notebook).")
+        return Answer(str(path), _no_surrogates(path, text), None)
+    nb = _parse_notebook(path, text)
+    cells = nb.get("cells")
+    if not isinstance(cells, list) or not cells:
         raise SubmissionError(f"{path.name} has no cells.")
-    cells = [c for c in nb.cells if is_answer_cell(c)]
-    if not cells:
+    answers = [c for c in cells if is_answer_cell(c)]
+    if not answers:
         raise SubmissionError(
             f"{path.name} has no answer cells (code cells tagged '{ANSWER_TAG}'). The tags may have been "
             "lost by copying cells into a new notebook: start again from the exercise notebook and paste "
             "your code into its answer cells."
         )
-    exercise = nb.metadata.get("autograder", {}).get("exercise")
-    code = "\n\n".join(_MAGIC.sub(r"\1# (notebook magic, not graded) \2", c.source) for c in cells)
-    return Answer(str(path), code, exercise)
+    code = "\n\n".join(_MAGIC.sub(r"\1# (notebook magic, not graded) \2", _source(c)) for c in answers)
+    return Answer(str(path), _no_surrogates(path, code), notebook_exercise(nb))

@@ -40,3 +40,10 @@ def draw(exercise: Exercise, trials: tuple[Trial, ...], seed: int) -> dict[str, 
         generator = torch.Generator().manual_seed(derive_seed(str(seed), exercise.id, key))
         inputs[key] = exercise.scenario(trial.scenario).draw(generator, trial.torch_dtype)
     return inputs
+
+
+def draw_hidden(exercise: Exercise, trials: tuple[Trial, ...], seed: int) -> dict[str, Inputs]:
+    """The inputs of the hidden scenarios among `trials` only, as `draw` makes them: the public ones are
+    shipped with the package (public.load_public), the same for every grading."""
+    hidden = tuple(t for t in trials if not exercise.scenario(t.scenario).public)
+    return draw(exercise, hidden, seed)

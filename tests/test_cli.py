@@ -101,7 +101,9 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     (tmp_path / "b").mkdir()
     for d in ("a", "b"):
         shutil.copy(SOLUTIONS / "05_leaf_sgd.ipynb", tmp_path / d / "05_leaf_sgd.ipynb")
-    assert main(["grade", str(tmp_path / "a"), str(tmp_path / "b"), "--quiet"]) == 2  # same names
+    out = tmp_path / "grades"
+    assert main(["grade", str(tmp_path / "a"), str(tmp_path / "b"), "--quiet", "--out", str(out)]) == 0  # same names:
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["05_leaf_sgd-2.ipynb", "05_leaf_sgd.ipynb"]  # both
 
 
 def test_check_command_on_the_solution_and_a_broken_file(tmp_path):

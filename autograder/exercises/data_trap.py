@@ -16,11 +16,6 @@ from .. import checks, probes
 from ..spec import LEAF_INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
 
 
-def normalized_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """The reference: each row of `weight` scaled to unit length, out of place."""
-    return x @ (weight / weight.norm(dim=1, keepdim=True)).T
-
-
 def _drawer(batch: int, fan_in: int, fan_out: int, x_requires_grad: bool = True):
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         return {
@@ -62,7 +57,6 @@ EXERCISE = Exercise(
     title="The .data trap",
     summary="`weight.data.div_(norm)` silences the leaf error and breaks the gradient: normalise correctly.",
     defines=(Symbol("normalized_linear", "function", ("x", "weight")),),
-    reference={"normalized_linear": normalized_linear},
     failure=ExpectedError("RuntimeError", LEAF_INPLACE_ERROR),
     scenarios=(
         Scenario(PUBLIC, _drawer(3, 4, 2), _forward_backward, public=True),

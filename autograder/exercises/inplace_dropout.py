@@ -39,19 +39,15 @@ GRADCHECK_SEED = 1234
 PARAMS = ("proj.weight", "proj.bias", "fc.weight", "fc.bias")
 
 
-class ClassifierHead(nn.Module):
-    """The reference: the intended math, dropout out of place."""
+class ClassifierHeadLayout(nn.Module):
+    """The head's parameters, and no forward: the shapes the grader draws a state for. The reference
+    (references/inplace_dropout.py, never installed) adds the forward."""
 
     def __init__(self, in_features: int, num_classes: int, drop_rate: float = DEFAULT_P):
         super().__init__()
         self.drop_rate = drop_rate
         self.proj = nn.Linear(in_features, in_features)
         self.fc = nn.Linear(in_features, num_classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = F.relu(self.proj(x))
-        x = F.dropout(x, p=self.drop_rate, training=self.training)
-        return self.fc(x)
 
 
 # --- scenarios -------------------------------------------------------------------------------------
@@ -67,7 +63,7 @@ def _drawer(batch: int, features: int, classes: int, drop_rate: float | None):
             "drop_rate": drop_rate,
             "x": torch.randn(batch, features, generator=g, dtype=torch.float64).to(dtype),
             "grad_output": torch.randn(batch, classes, generator=g, dtype=torch.float64).to(dtype),
-            **probes.draw_state(ClassifierHead(features, classes), g, dtype),
+            **probes.draw_state(ClassifierHeadLayout(features, classes), g, dtype),
         }
 
     return draw
@@ -274,7 +270,6 @@ EXERCISE = Exercise(
     title="In-place dropout",
     summary="`F.dropout(..., inplace=True)` after a ReLU in a classifier head: make dropout safe for autograd.",
     defines=(Symbol("ClassifierHead", "class", ("in_features", "num_classes", "drop_rate")),),
-    reference={"ClassifierHead": ClassifierHead},
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
         Scenario(PUBLIC_TRAIN, _drawer(128, 32, 5, 0.3), _forward_backward(train=True), public=True),

@@ -17,14 +17,6 @@ from ..evidence import Evidence, GraderError
 from ..spec import LEAF_INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Scenario, Symbol, Verdict
 
 
-def sgd_step(params: list[torch.Tensor], lr: float) -> None:
-    """The reference: plain SGD, in place, outside autograd's recording; grads cleared."""
-    with torch.no_grad():
-        for p in params:
-            p -= lr * p.grad
-            p.grad = None
-
-
 def _draw_tensors(shapes: tuple[tuple[int, ...], ...]):
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         inputs: dict[str, Any] = {"lr": 0.05 + 0.4 * torch.rand((), generator=g, dtype=torch.float64).item()}
@@ -117,7 +109,6 @@ EXERCISE = Exercise(
     title="The leaf update",
     summary="`w -= lr * w.grad` on a leaf that requires grad: write an SGD step autograd accepts.",
     defines=(Symbol("sgd_step", "function", ("params", "lr")),),
-    reference={"sgd_step": sgd_step},
     failure=ExpectedError("RuntimeError", LEAF_INPLACE_ERROR),
     scenarios=(
         Scenario(PUBLIC, _draw_tensors(((3,), (2, 3))), _run_tensors, public=True),

@@ -8,15 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from .. import checks, probes
 from ..spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
 
 
-class ResidualBlock(nn.Module):
-    """The reference: the intended math, out of place."""
+class ResidualBlockLayout(nn.Module):
+    """The block's parameters and buffers, and no forward: the shapes the grader draws a state for.
+    The reference (references/residual_add.py, never installed) adds the forward."""
 
     def __init__(self, channels: int):
         super().__init__()
@@ -24,9 +24,6 @@ class ResidualBlock(nn.Module):
         self.bn1 = nn.BatchNorm2d(channels)
         self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(channels)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.relu(self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))) + x
 
 
 def _drawer(channels: int, batch: int, size: int, x_requires_grad: bool = True):
@@ -37,7 +34,7 @@ def _drawer(channels: int, batch: int, size: int, x_requires_grad: bool = True):
             "x_requires_grad": x_requires_grad,
             "x": torch.randn(shape, generator=g, dtype=torch.float64).to(dtype),
             "grad_output": torch.randn(shape, generator=g, dtype=torch.float64).to(dtype),
-            **probes.draw_state(ResidualBlock(channels), g, dtype),
+            **probes.draw_state(ResidualBlockLayout(channels), g, dtype),
         }
 
     return draw
@@ -83,7 +80,6 @@ EXERCISE = Exercise(
     title="The += residual",
     summary="`out += x` after a ReLU in a residual block: make the residual add safe for autograd.",
     defines=(Symbol("ResidualBlock", "class", ("channels",)),),
-    reference={"ResidualBlock": ResidualBlock},
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
         Scenario(PUBLIC, _drawer(2, 2, 4), _forward_backward(train=True), public=True),

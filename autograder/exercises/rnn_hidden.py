@@ -28,28 +28,6 @@ student and the reference. Momentum makes a skipped `zero_grad` or `step` show i
 KINDS: dict[str, type[nn.RNNBase]] = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
 
 
-def _detach(state):
-    """A tensor (RNN, GRU) or a tuple (h, c) (LSTM), without its history."""
-    if isinstance(state, torch.Tensor):
-        return state.detach()
-    return tuple(s.detach() for s in state)
-
-
-def train_tbptt(model, chunks, targets, state0, optimizer, loss_fn):
-    """The reference: truncated BPTT, one optimizer step per chunk."""
-    losses = []
-    state = state0
-    for chunk, target in zip(chunks, targets):
-        optimizer.zero_grad()
-        output, state = model(chunk, state)
-        loss = loss_fn(output, target)
-        loss.backward()
-        optimizer.step()
-        state = _detach(state)
-        losses.append(loss.item())
-    return losses
-
-
 def graph_size(loss: torch.Tensor) -> int:
     """How many operations backward from `loss` runs through: grows per chunk if history is kept.
 
@@ -279,7 +257,6 @@ EXERCISE = Exercise(
     title="The carried hidden state",
     summary="Truncated BPTT: carry an RNN's state from chunk to chunk without its history.",
     defines=(Symbol("train_tbptt", "function", ("model", "chunks", "targets", "state0", "optimizer", "loss_fn")),),
-    reference={"train_tbptt": train_tbptt},
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
         Scenario(PUBLIC, _drawer("gru", layers=1, n_chunks=3, length=4, hidden=3), _trainer("gru"), public=True),

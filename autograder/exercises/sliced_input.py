@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .. import checks, probes
@@ -28,8 +29,9 @@ by ~1e-6: with a 10x larger gap, every correct fix predicts the reference's labe
 MAX_DRAWS = 200
 
 
-class TwoStageClassifier(nn.Module):
-    """The reference: the second pass reads new tensors made with `torch.cat`; nothing is written."""
+class TwoStageClassifierLayout(nn.Module):
+    """The model's parameters and its label_tokens buffer, and no forward: the shapes the grader draws a
+    state for. The reference (references/sliced_input.py, never installed) adds the two passes."""
 
     def __init__(self, vocab_size: int, dim: int, num_a: int, num_b: int, label_tokens: torch.Tensor):
         super().__init__()
@@ -38,15 +40,12 @@ class TwoStageClassifier(nn.Module):
         self.fc_b = nn.Linear(dim, num_b)
         self.register_buffer("label_tokens", label_tokens)
 
-    def pool(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return (self.embed(tokens) * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
 
-    def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        logits_a = self.fc_a(self.pool(tokens, mask))
-        labels = self.label_tokens[logits_a.argmax(1)]
-        tokens2 = torch.cat([tokens[:, :-LABEL_LEN], labels], dim=1)
-        mask2 = torch.cat([mask[:, :-LABEL_LEN], torch.ones_like(mask[:, -LABEL_LEN:])], dim=1)
-        return logits_a, self.fc_b(self.pool(tokens2, mask2))
+def _first_pass(state: dict[str, torch.Tensor], tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """logits_a, as the exercise's own first pass computes it (masked mean of the embeddings, then fc_a),
+    from a drawn state: what the drawer needs to keep a clear-cut prediction."""
+    pooled = (F.embedding(tokens, state["embed.weight"]) * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+    return F.linear(pooled, state["fc_a.weight"], state["fc_a.bias"])
 
 
 def _sizes(inputs: dict[str, Any]) -> tuple[int, int, int, int]:
@@ -59,8 +58,7 @@ def _drawer(vocab: int, dim: int, num_a: int, num_b: int, batch: int, length: in
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         for _ in range(MAX_DRAWS):
             labels = torch.randperm(vocab, generator=g)[: num_a * LABEL_LEN].view(num_a, LABEL_LEN)
-            model = TwoStageClassifier(vocab, dim, num_a, num_b, labels).double()
-            state = probes.draw_state(model, g, torch.float64)
+            state = probes.draw_state(TwoStageClassifierLayout(vocab, dim, num_a, num_b, labels), g, torch.float64)
             # Unit-scale embeddings and first head, small bias: the prediction depends on the tokens,
             # so rows predict different labels (with draw_state's 1/sqrt(fan_in) the bias would decide).
             state[probes.STATE + "embed.weight"] = torch.randn(vocab, dim, generator=g, dtype=torch.float64)
@@ -70,9 +68,7 @@ def _drawer(vocab: int, dim: int, num_a: int, num_b: int, batch: int, length: in
             mask = (torch.rand(batch, length, generator=g, dtype=torch.float64) < 0.7).to(dtype)
             mask[:, 0] = 1  # every row has a token to pool in the first pass
             mask[0, -1] = 0  # a padded label slot, so that forgetting `mask[:, -3:] = 1` shows
-            model.load_state_dict({k[len(probes.STATE):]: v for k, v in state.items()})
-            with torch.no_grad():
-                logits_a = model(tokens, mask.double())[0]
+            logits_a = _first_pass({k[len(probes.STATE):]: v for k, v in state.items()}, tokens, mask.double())
             top, predicted = logits_a.topk(2, dim=1).values, logits_a.argmax(1)
             clear = bool((top[:, 0] - top[:, 1] > ARGMAX_MARGIN).all())
             if clear and (batch == 1 or predicted.unique().numel() > 1):
@@ -192,7 +188,6 @@ EXERCISE = Exercise(
     summary="Predicted label tokens written into `tokens[:, -3:]` between two passes: feed the second "
             "pass without changing what the first pass saved.",
     defines=(Symbol("TwoStageClassifier", "class", ("vocab_size", "dim", "num_a", "num_b", "label_tokens")),),
-    reference={"TwoStageClassifier": TwoStageClassifier},
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
         Scenario(PUBLIC, _drawer(13, 4, 3, 4, batch=3, length=6), _forward_backward, public=True),

@@ -10,17 +10,16 @@ run per submission); the student's files are in /autograder/submission and the g
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
 from ..exercises import EXERCISES
-from ..files import write_atomically
+from ..files import json_text, write_atomically
 from ..result import Result
 from .container import CONFIG_NAME, BundleConfig, grade_folder, make_runner
-from .source import TORCH_CPU_INDEX, TORCH_PIN, copy_source, write_text, zip_folder
+from .source import REFERENCES_ENV, TORCH_CPU_INDEX, TORCH_PIN, copy_references, copy_source, write_text, zip_folder
 
 VENV = "/opt/autograder-venv"
 
@@ -47,6 +46,8 @@ set -u
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{AUTOGRADER_PYTHON:-{VENV}/bin/python}}"
 [ -x "$PYTHON" ] || PYTHON=python3
+# The answers the grader compares with: in the unzipped bundle, beside the installed package, not in it.
+export {REFERENCES_ENV}="$ROOT/source/references"
 exec "$PYTHON" -m autograder.export.gradescope --root "$ROOT"
 """
 
@@ -68,6 +69,7 @@ def export(out: Path, config: BundleConfig) -> Path:
         write_text(stage / "run_autograder", RUN_AUTOGRADER, executable=True)
         write_text(stage / CONFIG_NAME, config.to_json())
         copy_source(stage / "course")
+        copy_references(stage / "references")  # outside course/: pip never installs it
         return zip_folder(stage, out / "autograder.zip")
 
 
@@ -85,8 +87,9 @@ def to_gradescope(results: list[Result], config: BundleConfig) -> dict:
     """Gradescope's results.json from the course's Results (one per exercise of the bundle)."""
     tests = []
     several = len(results) > 1
-    for result in results:
-        number = EXERCISES[result.exercise].number
+    for i, result in enumerate(results, 1):
+        known = EXERCISES.get(result.exercise)  # an unknown id (from a file's metadata) numbers by position
+        number = known.number if known is not None else i
         prefix = f"{number}. {result.exercise}: " if several else ""
         if not result.tests:  # unreadable or missing: one entry carrying the exercise's points and the reason
             tests.append({"name": prefix + "submission", "number": f"{number}", "score": 0.0,
@@ -135,7 +138,7 @@ def run(root: Path) -> int:
             print(f"{r.exercise}: {r.output}")
         return 1
     data = to_gradescope(results, config)
-    write_atomically(root / "results" / "results.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(root / "results" / "results.json", json_text(data))  # always encodes (lone surrogates)
     print(data["output"])
     return 0
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import jinja2
 
 from ..exercises import EXERCISES
-from ..files import write_atomically
+from ..files import RefusedFile, read_bounded, write_atomically
 from ..result import STATUSES
+from ..submission import MAX_BYTES as MAX_SUBMISSION_BYTES
 from ..submission import SubmissionError, answer_code
 from . import plots
 from .graded import Graded, load
@@ -50,11 +51,11 @@ def answer_lines(data: dict) -> list[str] | None:
     if not path:
         return None
     try:
-        raw = Path(path).read_bytes()
+        raw = read_bounded(path, MAX_SUBMISSION_BYTES)  # never follows a link, never blocks on a FIFO
         if hashlib.sha256(raw).hexdigest() != data.get("submission_sha256"):
             return None  # changed since grading: its line numbers would not match the feedback
         return answer_code(path).code.splitlines()
-    except (OSError, SubmissionError, ValueError):
+    except (OSError, SubmissionError, ValueError, RefusedFile):
         return None
 
 

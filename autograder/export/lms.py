@@ -11,6 +11,7 @@ import io
 from dataclasses import dataclass
 
 from ..exercises import EXERCISES
+from ..files import csv_cell
 from .graded import Graded
 
 
@@ -39,11 +40,12 @@ def gradebook(graded: list[Graded]) -> Gradebook:
 
 
 def gradebook_csv(book: Gradebook) -> str:
-    """CSV with the header `student, <exercise ids in course order>, total`."""
+    """CSV with the header `student, <exercise ids in course order>, total`; text cells through csv_cell (no
+    formulas: a student or exercise named `=HYPERLINK(...)` stays text)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", *book.exercises, "total"])
+    writer.writerow(["student", *map(csv_cell, book.exercises), "total"])
     for student, cells, total in book.rows:
-        writer.writerow([student, *("" if cells.get(e) is None else f"{cells[e]:g}" for e in book.exercises),
+        writer.writerow([csv_cell(student), *("" if cells.get(e) is None else f"{cells[e]:g}" for e in book.exercises),
                          f"{total:g}"])
     return buffer.getvalue()

@@ -21,10 +21,19 @@ from html import escape
 from pathlib import Path
 
 from ..exercises import EXERCISES
-from ..files import write_atomically
+from ..files import json_text, write_atomically
 from ..result import Result
 from .container import CONFIG_NAME, BundleConfig, grade_folder, make_runner, notebook_name
-from .source import CHECKOUT, TORCH_CPU_INDEX, TORCH_PIN, ExportError, copy_source, write_text
+from .source import (
+    CHECKOUT,
+    REFERENCES_ENV,
+    TORCH_CPU_INDEX,
+    TORCH_PIN,
+    ExportError,
+    copy_references,
+    copy_source,
+    write_text,
+)
 
 TOPIC = "In-place autograd errors"
 QUESTIONS = "inplace_autograd"  # questions/<this>/<NN_id>/
@@ -47,8 +56,10 @@ set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="${AUTOGRADER_ROOT:-/grade}"
 PYTHON="${AUTOGRADER_PYTHON:-python3}"
+# The answers the grader compares with: in the course's server files, never in the (shareable) image.
+export REFERENCES_ENV="$HERE/references"
 exec "$PYTHON" -m autograder.export.prairielearn --root "$ROOT" --config "$HERE/CONFIG_NAME" --exercise "$1"
-""".replace("CONFIG_NAME", CONFIG_NAME)
+""".replace("CONFIG_NAME", CONFIG_NAME).replace("REFERENCES_ENV", REFERENCES_ENV)
 
 QUESTION_HTML = """<pl-question-panel>
   <p><strong>Exercise {number}: {title}</strong></p>
@@ -111,6 +122,7 @@ def export(out: Path, config: BundleConfig, image: str = DEFAULT_IMAGE) -> list[
     server = out / "serverFilesCourse" / SERVER_DIR
     write_text(server / "run.sh", RUN_SH, executable=True)
     write_text(server / CONFIG_NAME, config.to_json())
+    copy_references(server / "references")
     grader = out / "graders" / "inplace-autograder"
     write_text(grader / "Dockerfile", DOCKERFILE)
     copy_source(grader / "course")
@@ -151,7 +163,7 @@ def run(root: Path, config_path: Path, exercise_id: str) -> int:
     with make_runner() as runner:
         (result,) = grade_folder(root / "student", config, runner)
     data = to_prairielearn(result)
-    write_atomically(root / "results" / "results.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(root / "results" / "results.json", json_text(data))
     print(result.output)
     return 1 if result.status == "grader_error" else 0
 

@@ -1,5 +1,9 @@
 """Shipping this package inside a bundle: its source is copied at export time, so the bundle grades with
-exactly the grader that exported it, and zipped deterministically with the scripts marked executable."""
+exactly the grader that exported it, and zipped deterministically with the scripts marked executable.
+
+The references (the answers) travel beside the package, never inside it: the bundle's grader finds them
+through AUTOGRADER_REFERENCES, and a student's code, which sees only the installed package, cannot.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,9 @@ import zipfile
 from pathlib import Path
 
 import autograder
+
+from ..reference_store import ENV as REFERENCES_ENV
+from ..reference_store import references_dir
 
 PACKAGE_DIR = Path(autograder.__file__).resolve().parent
 CHECKOUT = PACKAGE_DIR.parent
@@ -36,6 +43,16 @@ def copy_source(dest: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     for name in SOURCE_FILES:
         shutil.copy2(CHECKOUT / name, dest / name)
+    return dest
+
+
+def copy_references(dest: Path) -> Path:
+    """Copies the course's references/ folder to `dest`, which must be outside the installed package."""
+    folder = references_dir()
+    if folder is None or not folder.is_dir():
+        raise ExportError(f"export needs the course's references/ folder (found none beside {PACKAGE_DIR}, and "
+                          f"{REFERENCES_ENV} names none); run it from a source checkout of the course.")
+    shutil.copytree(folder, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     return dest
 
 

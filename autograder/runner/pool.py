@@ -166,8 +166,11 @@ class Slot:
 
         payload = encode_job(job.exercise, job.code, job.trials, job.inputs)
         limits = self.limits
+        # Where the slot's pids cgroup bounds the job, RLIMIT_NPROC is not needed, and would count every
+        # process of the sandbox's host user (all slots' workers are "nobody" when the grader is root).
+        processes = 1 << 20 if self.cgroup is not None else limits.processes
         request = {"job": len(payload), "token": token, "timeout": job.timeout, "memory": limits.memory,
-                   "processes": limits.processes, "file_size": limits.file_size, "output": limits.output,
+                   "processes": processes, "file_size": limits.file_size, "output": limits.output,
                    "report": limits.report}
         try:
             self.proc.stdin.write(json.dumps(request).encode() + b"\n" + payload)

@@ -108,6 +108,8 @@ def _run_child(request: dict, job: bytes, report_w: int, out_w: int, scratch: st
             (resource.RLIMIT_NPROC, int(request["processes"])),
             (resource.RLIMIT_CORE, 0),
         ):
+            hard = resource.getrlimit(limit)[1]
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)  # no raising without privilege
             resource.setrlimit(limit, (value, value))
         directory = tempfile.mkdtemp(prefix="job-", dir=scratch)  # fresh and unguessable, in the emptied scratch
         os.chdir(directory)

@@ -1,0 +1,232 @@
+"""The public trials' inputs and the reference's outcomes on them, shipped inside the package.
+
+The notebook self-check runs where the reference implementations are not installed (references/ is
+not part of the package), so it judges against these instead: the inputs of the public scenarios,
+drawn with trials.PUBLIC_SEED, and the reference's outcomes on them, on the CPU. `autograder publish`
+makes them from the references; `autograder publish --check` fails where they have drifted.
+
+Each exercise has `exercises/public/<id>.json` (the structure: numbers, strings, errors, and the name of
+each tensor) and `<id>.safetensors` (the tensors): both are read back without pickle, and checked
+against the exercise before use.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load as load_tensors
+from safetensors.torch import save as save_tensors
+
+from . import trials as trial_plan
+from .harness import run_reference
+from .outcome import ErrorInfo, Outcome, Trial
+from .spec import Exercise, Inputs
+
+PUBLIC_DIR = Path(__file__).resolve().parent / "exercises" / "public"
+FORMAT = 1
+"""Version of the file layout; a file of another version is refused, never guessed at."""
+
+_TENSOR = "tensor"
+"""A JSON value {"tensor": NAME} stands for the tensor NAME of the safetensors file."""
+_ERROR_FIELDS = ("type", "message", "line", "code", "culprit")
+
+
+class PublicDataError(Exception):
+    """The shipped public data is missing, unreadable, or does not fit the exercise as it is now."""
+
+
+def paths(exercise_id: str, folder: Path = PUBLIC_DIR) -> tuple[Path, Path]:
+    """The exercise's JSON file and safetensors file."""
+    return folder / f"{exercise_id}.json", folder / f"{exercise_id}.safetensors"
+
+
+def public_trials(exercise: Exercise) -> tuple[Trial, ...]:
+    """The trials the shipped data covers: the public scenarios, each dtype, on the CPU."""
+    return trial_plan.plan(exercise, ("cpu",), public_only=True)
+
+
+# --- making ---------------------------------------------------------------------------------------
+
+
+def make_public(exercise: Exercise) -> tuple[str, dict[str, torch.Tensor]]:
+    """Draws the public inputs and runs the reference on them (needs references/): the JSON text and the
+    tensors it names. Deterministic on the CPU for a given torch, so drift can be checked exactly."""
+    trials = public_trials(exercise)
+    inputs = trial_plan.draw(exercise, trials, trial_plan.PUBLIC_SEED)
+    expected = run_reference(exercise, trials, inputs)
+    tensors: dict[str, torch.Tensor] = {}
+    data = {
+        "format": FORMAT,
+        "exercise": exercise.id,
+        "made_by": "autograder publish (from references/); do not edit",
+        "trials": [t.key for t in trials],
+        "inputs": {key: _encode(values, f"inputs/{key}", tensors) for key, values in inputs.items()},
+        "expected": {key: {"values": _encode(o.values, f"expected/{key}", tensors), "error": _encode_error(o.error)}
+                     for key, o in expected.items()},
+    }
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n", tensors
+
+
+def _encode(values: Mapping[str, Any], prefix: str, tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
+    encoded = {}
+    for name, value in values.items():
+        if isinstance(value, torch.Tensor):
+            key = f"{prefix}/{name}"
+            tensors[key] = value.detach().to("cpu").contiguous().clone()  # own storage: safetensors saves no views
+            encoded[name] = {_TENSOR: key}
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            encoded[name] = value
+        else:
+            raise TypeError(f"{prefix}/{name}: cannot ship a {type(value).__name__}")
+    return encoded
+
+
+def _encode_error(error: ErrorInfo | None) -> dict[str, Any] | None:
+    return None if error is None else {f: getattr(error, f) for f in _ERROR_FIELDS}
+
+
+def write_public(exercise: Exercise, folder: Path = PUBLIC_DIR) -> tuple[Path, Path]:
+    """Makes the exercise's public data and writes its two files (each replaced whole)."""
+    text, tensors = make_public(exercise)
+    json_path, tensor_path = paths(exercise.id, folder)
+    _replace(json_path, text.encode("utf-8"))
+    _replace(tensor_path, save_tensors(tensors))
+    return json_path, tensor_path
+
+
+def _replace(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+DRIFT_TOLERANCE = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 1e-3}
+"""Relative tolerance of a shipped float against a fresh one: the same torch on another CPU may round a
+float32 convolution differently; anything past this is a real change of the reference or the inputs."""
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal JSON values, floats within 1e-9 relative (what another CPU may print differently)."""
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and (
+            a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _same_tensor(want: torch.Tensor, got: torch.Tensor) -> bool:
+    if want.dtype != got.dtype or want.shape != got.shape:
+        return False
+    if want.dtype in DRIFT_TOLERANCE:
+        tol = DRIFT_TOLERANCE[want.dtype]
+        return torch.allclose(want, got, rtol=tol, atol=tol, equal_nan=True)
+    return torch.equal(want, got)
+
+
+def drift(exercise: Exercise, folder: Path = PUBLIC_DIR) -> list[str]:
+    """How the shipped files differ from freshly made ones (floats within DRIFT_TOLERANCE, the rest
+    exactly). Empty when they match."""
+    text, tensors = make_public(exercise)
+    json_path, tensor_path = paths(exercise.id, folder)
+    try:
+        shipped_text = json_path.read_text(encoding="utf-8")
+        shipped = load_tensors(tensor_path.read_bytes())
+        same_json = _same_json(json.loads(shipped_text), json.loads(text))
+    except (OSError, UnicodeDecodeError, SafetensorError, ValueError) as e:
+        return [f"{exercise.id}: cannot read the shipped files ({e})"]
+    problems = []
+    if not same_json:
+        problems.append(f"{json_path.name} differs from the one the reference makes now")
+    for name in sorted(set(tensors) | set(shipped)):
+        want, got = tensors.get(name), shipped.get(name)
+        if want is None or got is None:
+            problems.append(f"{tensor_path.name}: tensor {name!r} is {'extra' if want is None else 'missing'}")
+        elif not _same_tensor(want, got):
+            problems.append(f"{tensor_path.name}: tensor {name!r} differs")
+    return [f"{exercise.id}: {p}" for p in problems]
+
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+def load_public(exercise: Exercise, folder: Path = PUBLIC_DIR) -> tuple[tuple[Trial, ...], dict[str, Inputs],
+                                                                        dict[str, Outcome]]:
+    """The public trials (CPU), their inputs by "scenario/dtype" (as trials.draw returns them) and the
+    reference's outcomes by trial key (as harness.run_reference returns them)."""
+    json_path, tensor_path = paths(exercise.id, folder)
+    try:
+        data = json.loads(json_path.read_text(encoding="utf-8"))
+        tensors = load_tensors(tensor_path.read_bytes())
+    except (OSError, UnicodeDecodeError, ValueError, SafetensorError) as e:
+        raise _unusable(json_path, f"cannot read it ({e})") from None
+    trials = public_trials(exercise)
+    try:
+        inputs, expected = _decode(exercise, trials, data, tensors)
+    except (KeyError, TypeError, ValueError) as e:
+        raise _unusable(json_path, str(e)) from None
+    return trials, inputs, expected
+
+
+def _unusable(path: Path, why: str) -> PublicDataError:
+    return PublicDataError(f"The self-check's public data {path} is not usable: {why}. Reinstall the course "
+                           "package; in a source checkout, run `autograder publish`.")
+
+
+def _decode(exercise: Exercise, trials: tuple[Trial, ...], data: Any, tensors: dict[str, torch.Tensor]):
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("exercise") != exercise.id:
+        raise ValueError(f"it is not format {FORMAT} data of exercise {exercise.id}")
+    if data.get("trials") != [t.key for t in trials]:
+        raise ValueError("its trials are not the exercise's public trials")
+    input_keys = list(dict.fromkeys(f"{t.scenario}/{t.dtype}" for t in trials))
+    raw_inputs, raw_expected = data.get("inputs"), data.get("expected")
+    if not isinstance(raw_inputs, dict) or list(raw_inputs) != input_keys:
+        raise ValueError("its inputs are not those of the public scenarios")
+    if not isinstance(raw_expected, dict) or list(raw_expected) != [t.key for t in trials]:
+        raise ValueError("its expected outcomes are not those of the public trials")
+    used: set[str] = set()
+    inputs = {key: _decode_values(raw_inputs[key], tensors, used) for key in input_keys}
+    expected = {}
+    for key, raw in raw_expected.items():
+        if not isinstance(raw, dict) or set(raw) != {"values", "error"}:
+            raise ValueError(f"the outcome of {key} is malformed")
+        expected[key] = Outcome(_decode_values(raw["values"], tensors, used), _decode_error(raw["error"]))
+    if used != set(tensors):
+        raise ValueError(f"{len(set(tensors) - used)} of its tensors belong to nothing")
+    return inputs, expected
+
+
+def _decode_values(raw: Any, tensors: dict[str, torch.Tensor], used: set[str]) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ValueError("a set of values is not a JSON object")
+    values = {}
+    for name, value in raw.items():
+        if isinstance(value, dict):
+            if set(value) != {_TENSOR} or value[_TENSOR] not in tensors:
+                raise ValueError(f"{name!r} names no tensor of the safetensors file")
+            used.add(value[_TENSOR])
+            values[name] = tensors[value[_TENSOR]]
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            values[name] = value
+        else:
+            raise ValueError(f"{name!r} holds a {type(value).__name__}")
+    return values
+
+
+def _decode_error(raw: Any) -> ErrorInfo | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != set(_ERROR_FIELDS) or not isinstance(raw["type"], str) \
+            or not isinstance(raw["message"], str):
+        raise ValueError("an error is malformed")
+    return ErrorInfo(**raw)
