@@ -31,15 +31,18 @@ def guarded_namespaces() -> dict[str, Any]:
             "torch.autograd.Function": torch.autograd.Function, "torch.testing": torch.testing}
 
 
-def snapshot() -> dict[str, int]:
-    """The identity of every attribute of the guarded namespaces (taken before answer code runs)."""
-    return {f"{prefix}.{name}": id(value) for prefix, space in guarded_namespaces().items() for name, value in vars(space).items()}
+def snapshot() -> dict[str, Any]:
+    """Every attribute of the guarded namespaces (taken before answer code runs), compared by identity
+    later (with `is`, not id(): in a worker, every id() call is an audit event)."""
+    return {f"{prefix}.{name}": value for prefix, space in guarded_namespaces().items()
+            for name, value in vars(space).items()}
 
 
-def tampered(before: dict[str, int]) -> list[str]:
+def tampered(before: dict[str, Any]) -> list[str]:
     """Attributes of torch that answer code replaced or deleted since `before` (additions are fine)."""
     now = snapshot()
-    return sorted(name for name, ident in before.items() if now.get(name) != ident)
+    missing = object()
+    return sorted(name for name, value in before.items() if now.get(name, missing) is not value)
 
 
 def _tamper_error(names: list[str]) -> ErrorInfo:
@@ -139,7 +142,7 @@ def run_trials(
     inputs: Mapping[str, Inputs],
     filename: str = ANSWER_FILE,
     culprit_frames: str | None = ANSWER_FILE,
-    pristine: dict[str, int] | None = None,
+    pristine: dict[str, Any] | None = None,
 ) -> dict[str, Outcome]:
     """Runs each trial, keeping what it observed even when it raised. An in-place error is run again
     under the culprit locator, whose report names the line (frames of `culprit_frames`; None: any

@@ -29,6 +29,9 @@ GUARDED_MODULES = ("json", "json.encoder", "json.decoder", "os", "posix", "threa
                    "traceback", "linecache", "math", "time", "safetensors", "safetensors.torch")
 """Besides autograder.* and torch's namespaces: modules the worker's own code relies on by name."""
 
+FORK_RESETS = {"threading": {"_active_limbo_lock", "_shutdown_locks_lock", "_shutdown_locks", "_main_thread"}}
+"""Module attributes that Python itself rebinds in a forked child (threading._after_fork): not tampering."""
+
 DENIED_EVENTS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames", "sys._current_exceptions",
     "sys.settrace", "sys.setprofile", "sys.addaudithook", "sys.monitoring.register_callback",
@@ -92,7 +95,10 @@ class Snapshot:
         entries = []
         for space in [*modules.values(), *spaces.values()]:
             namespace = vars(space)
+            resets = FORK_RESETS.get(getattr(space, "__name__", ""), set())
             for key, value in list(namespace.items()):
+                if key in resets:
+                    continue
                 entries.append((namespace, key, value, getattr(value, "__code__", None),
                                 getattr(value, "__defaults__", None)))
                 if isinstance(value, type) and value.__module__.startswith("autograder"):
@@ -123,7 +129,7 @@ class Seal:
     os._exit, and a tamper report encoded in advance, so a patched module cannot change how it reports.
     """
 
-    def __init__(self, token: bytes, fd: int) -> None:
+    def __init__(self, token: bytes, fd: int, snapshot: Snapshot | None = None) -> None:
         self._token = token
         self._fd = fd
         self._write = os.write
@@ -131,7 +137,7 @@ class Seal:
         self._encode = wire.encode_report
         self._count = threading.active_count
         self._escape = json.encoder.encode_basestring_ascii
-        self._snapshot = Snapshot()
+        self._snapshot = snapshot or Snapshot()
         self._blank = wire.pack({"load_error": None, "problems": {}, "outcomes": {}, "seconds": 0.0}, {})
 
     def _tamper_frame(self, what: str) -> bytes:

@@ -6,18 +6,20 @@ report on. The answer runs under the guard (guard.py); the report goes up the pi
 
 from __future__ import annotations
 
+from . import guard
 
-def main(job: bytes, token: bytes, report_fd: int) -> None:
-    """Never returns: the guard sends the report and ends the process."""
+
+def main(job: bytes, token: bytes, report_fd: int, snapshot: guard.Snapshot) -> None:
+    """Never returns: the guard sends the report and ends the process. `snapshot`: the grader's modules as
+    the zygote left them (taken once there, before any job)."""
     from ..exercises import get
     from ..harness import run_answer, settle_torch
-    from . import guard
     from .wire import decode_job
 
     exercise_id, code, trials, inputs = decode_job(job)
     exercise = get(exercise_id)
     settle_torch()
-    seal = guard.Seal(token, report_fd)
+    seal = guard.Seal(token, report_fd, snapshot)
     del token
     guard.install_hook()
     seal.run(lambda: run_answer(exercise, code, trials, inputs))

@@ -85,7 +85,7 @@ class _Input:
         return data
 
 
-def _run_child(request: dict, job: bytes, report_w: int, out_w: int, scratch: str) -> None:
+def _run_child(request: dict, job: bytes, report_w: int, out_w: int, scratch: str, snapshot) -> None:
     """In the forked child: cut ties with the zygote, apply the limits, run the worker. Never returns."""
     code = 70
     try:
@@ -116,7 +116,7 @@ def _run_child(request: dict, job: bytes, report_w: int, out_w: int, scratch: st
         os.environ["HOME"] = os.environ["TMPDIR"] = tempfile.tempdir = directory
         from .worker import main
 
-        main(job, token, 3)
+        main(job, token, 3, snapshot)
     except BaseException:  # noqa: BLE001 - anything escaping the worker is reported by the exit status
         import traceback
 
@@ -315,11 +315,13 @@ def serve(scratch: str, drop_root: bool) -> None:
 
     import torch  # noqa: F401 - the point of a warm worker: imported once, inherited by every job
 
+    from .. import exercises  # noqa: F401 - every exercise's module, imported once here, not in each job
     from . import guard, wire, worker  # noqa: F401
     from .sandbox import python_paths
 
     torch.set_num_threads(1)
     _warm_up()
+    snapshot = guard.Snapshot()  # of the grader's modules as every job starts: what answer code may not change
     keep = tuple(p for p in python_paths() if p.startswith(scratch.rstrip(os.sep) + os.sep))
     _answer(reply, {"ready": True, "pid": os.getpid()}, [])
     while True:
@@ -338,7 +340,7 @@ def serve(scratch: str, drop_root: bool) -> None:
         if pid == 0:
             os.close(report_r)
             os.close(out_r)
-            _run_child(request, job, report_w, out_w, scratch)
+            _run_child(request, job, report_w, out_w, scratch, snapshot)
         del job
         request.pop("token")
         os.close(report_w)
