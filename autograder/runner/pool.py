@@ -81,8 +81,10 @@ class _Channel:
 
 
 class Slot:
-    def __init__(self, index: int, limits: Limits, sandboxed: bool, launcher: ThreadPoolExecutor):
+    def __init__(self, index: int, limits: Limits, sandboxed: bool, launcher: ThreadPoolExecutor,
+                 run_as: tuple[int, int] | None = None):
         self.launcher = launcher
+        self.run_as = run_as  # unsandboxed only: the (uid, gid) the worker drops to
         self.index = index
         self.limits = limits
         self.sandboxed = sandboxed
@@ -107,14 +109,20 @@ class Slot:
             env = None
         else:
             self.scratch = tempfile.mkdtemp(prefix=f"autograder-slot-{self.index}-")
+            if self.run_as is not None:
+                os.chown(self.scratch, *self.run_as)
             command = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", self.scratch]
             env = plain_env(Path(self.scratch))
-        group = self.cgroup
+        group, run_as = self.cgroup, self.run_as
 
         def preexec() -> None:
             os.setsid()
             if group is not None:
                 cgroup.enter(group)
+            if run_as is not None:  # for good: no way back to the grader's user
+                os.setgroups([])
+                os.setgid(run_as[1])
+                os.setuid(run_as[0])
 
         # Started from the pool's one long-lived launcher thread: bwrap --die-with-parent (and the zygote's
         # own death signal) fire when the *thread* that started them ends, not only the process.
@@ -240,26 +248,48 @@ def _crash_detail(answer: dict, why: str) -> str:
     return f"the process exited with status {code if isinstance(code, int) else '?'} before reporting ({why})"
 
 
+def _user(name: str) -> tuple[int, int]:
+    """The (uid, gid) of a user name (or a numeric uid); PoolError if there is none, or it is root."""
+    import pwd
+
+    try:
+        entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+    except (KeyError, ValueError):
+        raise PoolError(f"no user {name!r} to run submissions as") from None
+    if entry.pw_uid == 0:
+        raise PoolError("submissions may not run as root")
+    if os.geteuid() != 0:
+        raise PoolError(f"only root can run submissions as another user ({name})")
+    return entry.pw_uid, entry.pw_gid
+
+
 class WarmPool:
     """Runner: `slots` warm workers, sandboxed where bubblewrap works. Use as a context manager.
+
+    Where bubblewrap cannot run, `run_as` (a user name; the grader must be root) is the fallback that keeps
+    the grader's files out of reach: the plain workers drop to that user before they start.
 
     With `wait=False` the workers are launched and the constructor returns at once: the caller goes on
     with its own work (importing torch, making references) while they start; `ready()`, or the first
     `run()`, waits for them.
     """
 
-    def __init__(self, slots: int, limits: Limits | None = None, sandbox: bool | None = None, wait: bool = True):
+    def __init__(self, slots: int, limits: Limits | None = None, sandbox: bool | None = None, wait: bool = True,
+                 run_as: str | None = None):
         limits = limits or Limits()
         problem = bwrap_problem() if sandbox is not False else "sandbox turned off"
         if sandbox is True and problem:
             raise PoolError(f"cannot sandbox: {problem}")
         self.sandboxed = problem is None
+        user = None if self.sandboxed or run_as is None else _user(run_as)
         self.warning = None if self.sandboxed else (
+            f"NOT SANDBOXED: {problem}. Submissions run as plain processes under rlimits only, as user {run_as}: "
+            "they can read what that user can read and reach the network." if user else
             f"NOT SANDBOXED: {problem}. Submissions run as plain processes under rlimits only: they can read "
             "your files and reach the network. Install bubblewrap to grade untrusted code.")
         self.limits = limits
         self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autograder-launcher")
-        self._slots = [Slot(i, limits, self.sandboxed, self._launcher) for i in range(max(1, slots))]
+        self._slots = [Slot(i, limits, self.sandboxed, self._launcher, user) for i in range(max(1, slots))]
         self._free: queue.Queue[Slot] = queue.Queue()
         self._ready = threading.Lock()
         self._started = False
@@ -268,7 +298,9 @@ class WarmPool:
                 s.launch()
         except OSError as e:
             self.close()
-            raise PoolError(f"a worker slot could not be launched: {e}") from e
+            hint = (f" (user {run_as} must be able to read and run {sys.executable} and its packages)"
+                    if run_as and isinstance(e, PermissionError) else "")
+            raise PoolError(f"a worker slot could not be launched: {e}{hint}") from e
         if wait:
             self.ready()
 
