@@ -75,7 +75,7 @@ def start_workers_early(argv: list[str]):
         return None
     try:
         return WarmPool(min(args.jobs, len(files)), _limits(args), sandbox=False if args.no_sandbox else None,
-                        wait=False)
+                        wait=False, run_as=args.run_as)
     except PoolError:
         return None
 
@@ -104,7 +104,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     references.prepare([args.exercise] if args.exercise else EXERCISES)  # while the workers start
     try:
         pool = getattr(args, "workers", None) or WarmPool(
-            min(args.jobs, len(files)), _limits(args), sandbox=False if args.no_sandbox else None, wait=False)
+            min(args.jobs, len(files)), _limits(args), sandbox=False if args.no_sandbox else None, wait=False,
+            run_as=args.run_as)
         pool.ready()
     except PoolError as e:
         _console(stderr=True).print(f"[bold red]error:[/] {e}")
@@ -273,6 +274,9 @@ def _grade_arguments(g: argparse.ArgumentParser) -> None:
     g.add_argument("--memory", type=float, default=2.0, help="GiB a submission may allocate (default 2)")
     g.add_argument("--no-sandbox", action="store_true",
                    help="run submissions without bubblewrap (trusted code only: they can read your files)")
+    g.add_argument("--run-as", metavar="USER",
+                   help="where bubblewrap cannot run (or with --no-sandbox), run submissions as this unprivileged "
+                        "user (the grader must be root; that user must be able to read the grader's Python)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

@@ -219,3 +219,14 @@ def test_a_pool_launched_without_waiting_is_ready_later_or_says_why(monkeypatch)
     with pytest.raises(PoolError, match="did not start"):
         pool.ready()
     assert pool._slots[0].proc is None  # closed
+
+
+def test_run_as_never_means_root_nor_a_user_that_is_not_there():
+    from autograder.runner.pool import _user
+
+    with pytest.raises(PoolError, match="may not run as root"):
+        _user("root")
+    with pytest.raises(PoolError, match="no user"):
+        _user("no-such-user-autograder")
+    if os.geteuid() == 0:
+        assert _user("nobody") == (65534, 65534)
