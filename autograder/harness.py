@@ -178,9 +178,9 @@ def run_trials(
     return outcomes
 
 
-def run_answer(exercise: Exercise, code: str, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs]) -> RunReport:
-    """Loads answer code and runs every trial: the whole job of a worker, minus the wire."""
-    start = time.perf_counter()
+def start_answer(exercise: Exercise, code: str) -> tuple[dict[str, Any], dict[str, Any], RunReport | None]:
+    """Loads answer code: its namespace and torch as it was before the code ran (a snapshot), and the
+    RunReport that ends the run there (a load error, tampering, unusable names), or None to go on."""
     settle_torch()
     pristine = snapshot()
     namespace, load_error = load_answer(code)
@@ -188,10 +188,17 @@ def run_answer(exercise: Exercise, code: str, trials: tuple[Trial, ...], inputs:
     if changed:
         load_error = _tamper_error(changed)
     if load_error is not None:
-        return RunReport(load_error=load_error, seconds=time.perf_counter() - start)
+        return namespace, pristine, RunReport(load_error=load_error)
     problems = symbol_problems(exercise, namespace)
-    if problems:
-        return RunReport(problems=problems, seconds=time.perf_counter() - start)
+    return namespace, pristine, RunReport(problems=problems) if problems else None
+
+
+def run_answer(exercise: Exercise, code: str, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs]) -> RunReport:
+    """Loads answer code and runs every trial, in order: the whole job of a worker, minus the wire."""
+    start = time.perf_counter()
+    namespace, pristine, ended = start_answer(exercise, code)
+    if ended is not None:
+        return replace(ended, seconds=time.perf_counter() - start)
     outcomes = run_trials(exercise, namespace, trials, inputs, pristine=pristine)
     return RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
 

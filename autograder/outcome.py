@@ -73,3 +73,4 @@ class RunReport:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     stdout: str = ""
     seconds: float = 0.0
+    public_stdout: str | None = None  # what it printed before any hidden input reached it; None: unknown

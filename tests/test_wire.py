@@ -6,7 +6,17 @@ import pytest
 import torch
 
 from autograder.outcome import ErrorInfo, Outcome, RunReport, Trial
-from autograder.runner.wire import MAGIC, WireError, decode_job, decode_report, encode_job, encode_report, pack
+from autograder.runner.wire import (
+    MAGIC,
+    WireError,
+    decode_inputs,
+    decode_job,
+    decode_report,
+    encode_inputs,
+    encode_job,
+    encode_report,
+    pack,
+)
 
 TRIALS = (Trial("train", "float32", "cpu"), Trial("eval", "float64", "cpu"))
 
@@ -18,12 +28,17 @@ class Liar(torch.Tensor):
         return True
 
 
-def test_job_round_trip():
-    inputs = {"train/float32": {"x": torch.randn(2, 3), "channels": 4, "flag": True}}
-    exercise, code, trials, back = decode_job(encode_job("residual_add", "code", TRIALS, inputs))
-    assert (exercise, code, trials) == ("residual_add", "code", TRIALS)
+def test_job_round_trip_leaves_the_hidden_inputs_out():
+    inputs = {"train/float32": {"x": torch.randn(2, 3), "channels": 4, "flag": True},
+              "eval/float64": {"x": torch.randn(2, 3, dtype=torch.float64)}}
+    exercise, code, trials, back, hidden = decode_job(encode_job("residual_add", "code", TRIALS, inputs,
+                                                                 frozenset({"eval/float64"})))
+    assert (exercise, code, trials, hidden) == ("residual_add", "code", TRIALS, {"eval/float64"})
+    assert set(back) == {"train/float32"}
     assert torch.equal(back["train/float32"]["x"], inputs["train/float32"]["x"])
     assert back["train/float32"]["channels"] == 4 and back["train/float32"]["flag"] is True
+    later = decode_inputs(encode_inputs({"eval/float64": inputs["eval/float64"]}))
+    assert torch.equal(later["eval/float64"]["x"], inputs["eval/float64"]["x"])
 
 
 def test_report_round_trip_gives_plain_tensors():

@@ -20,6 +20,15 @@ class Job:
     trials: tuple[Trial, ...]
     inputs: dict[str, Inputs]
     timeout: float = 60.0
+    hidden: frozenset[str] = frozenset()
+    """Keys of `inputs` ("scenario/dtype") that the worker gets only after every other trial has run, so that
+    nothing it printed or raised before then can hold a hidden input (the pool keeps to this; in process,
+    the order of `trials` is all there is)."""
+
+    def phases(self) -> tuple[tuple[Trial, ...], tuple[Trial, ...]]:
+        """The trials on public inputs, then those on hidden ones."""
+        hidden = tuple(t for t in self.trials if f"{t.scenario}/{t.dtype}" in self.hidden)
+        return tuple(t for t in self.trials if t not in hidden), hidden
 
 
 class Runner(Protocol):
@@ -37,4 +46,5 @@ class InProcessRunner:
         from ..exercises import get
         from ..harness import run_answer
 
-        return run_answer(get(job.exercise), job.code, job.trials, job.inputs)
+        public, hidden = job.phases()
+        return run_answer(get(job.exercise), job.code, public + hidden, job.inputs)

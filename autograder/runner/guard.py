@@ -21,6 +21,7 @@ import sys
 import threading
 from collections.abc import Callable
 from types import FunctionType, ModuleType
+from typing import NamedTuple
 
 from ..outcome import RunReport
 from . import wire
@@ -122,19 +123,34 @@ class Snapshot:
         return sorted(set(found))
 
 
-class Seal:
-    """The main thread's half of a job: runs the answer in a thread, then signs and sends the report.
+class Fds(NamedTuple):
+    """The job's descriptors: the report pipe, the request pipe and the hidden inputs' pipe."""
 
-    Everything it needs after the answer ran is bound here, before: the token, the pipe, os.write,
-    os._exit, and a tamper report encoded in advance, so a patched module cannot change how it reports.
+    report: int
+    request: int
+    hidden: int
+
+
+MAX_HIDDEN_BYTES = 512 * 1024**2
+
+
+class Seal:
+    """The main thread's half of a job: runs the answer in threads of its own, phase by phase, fetches
+    the hidden inputs between the phases, then signs and sends the report.
+
+    Everything it needs after the answer ran is bound here, before: the token, the pipes, os.read and
+    os.write, os._exit, the wire's functions, and a blank report encoded in advance, so a patched module
+    cannot change how it reports.
     """
 
-    def __init__(self, token: bytes, fd: int, snapshot: Snapshot | None = None) -> None:
+    def __init__(self, token: bytes, fds: Fds, snapshot: Snapshot | None = None) -> None:
         self._token = token
-        self._fd = fd
+        self._fds = fds
+        self._read = os.read
         self._write = os.write
         self._exit = os._exit
         self._encode = wire.encode_report
+        self._decode_inputs = wire.decode_inputs
         self._count = threading.active_count
         self._escape = json.encoder.encode_basestring_ascii
         self._snapshot = snapshot or Snapshot()
@@ -148,42 +164,85 @@ class Seal:
         return wire.MAGIC + len(text).to_bytes(4, "little") + text + self._blank[8 + int.from_bytes(
             self._blank[4:8], "little"):]
 
-    def run(self, work: Callable[[], RunReport]) -> None:
-        """Runs `work` (the answer and its trials) in its own thread, then sends the signed report and exits."""
-        threads_before = self._count()
+    def _in_thread(self, work: Callable[[], object]) -> list[object]:
         box: list[object] = []
 
         def answer() -> None:
             try:
                 box.append(work())
-            except BaseException as e:  # noqa: BLE001 - reported below; nothing may escape unseen
+            except BaseException as e:  # noqa: BLE001 - reported by the caller; nothing may escape unseen
                 box.append(e)
 
         thread = threading.Thread(target=answer, name="answer", daemon=True)
         thread.start()
         thread.join()
-        frame = self._judge(box, threads_before)
-        self.send(frame)
+        return box
 
-    def _judge(self, box: list[object], threads_before: int) -> bytes:
+    def run(self, first: Callable[[], object], then: Callable[[object, dict], RunReport] | None = None,
+            carry: type | None = None) -> None:
+        """Runs `first` (the answer's public phase) in its own thread. If it returns an instance of `carry`,
+        fetches the hidden inputs and runs `then(that, hidden inputs)` in another thread. Then sends the
+        signed report (or what tampering was seen instead) and exits."""
+        threads_before = self._count()
+        box = self._in_thread(first)
+        problem = self._problem(box, threads_before, carry)
+        if problem is None and then is not None:
+            # Fetched even when the answer has already failed: hidden inputs that are no longer there to
+            # fetch mean the answer took them itself, and whatever it printed or raised may hold them.
+            more = self._fetch_hidden()
+            if more is None:
+                problem = "the grader's channel for the hidden inputs was used by your code."
+            elif carry is not None and isinstance(box[0], carry):
+                started = box[0]
+                box = self._in_thread(lambda: then(started, more))
+                problem = self._problem(box, threads_before, None)
+        if problem is None and isinstance(box[0], RunReport):
+            self.send(self._encode(box[0]))
+        else:
+            self.send(self._tamper_frame(problem or "the run ended without a report."))
+
+    def _problem(self, box: list[object], threads_before: int, carry: type | None) -> str | None:
+        """Why the result in `box` cannot be trusted, or None."""
         changed = self._snapshot.changed()
         if changed:
             shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
-            return self._tamper_frame(f"your code replaced parts of the grader or of torch ({shown}); the grader "
-                                      "cannot trust what it observed after that, so this counts as a failure.")
+            return (f"your code replaced parts of the grader or of torch ({shown}); the grader cannot trust what "
+                    "it observed after that, so this counts as a failure.")
         if self._count() > threads_before:
-            return self._tamper_frame("your code left threads running after it returned; the grader cannot "
-                                      "trust observations that another thread may still change.")
-        if len(box) != 1 or not isinstance(box[0], RunReport):
+            return ("your code left threads running after it returned; the grader cannot trust observations "
+                    "that another thread may still change.")
+        kinds = (RunReport,) if carry is None else (RunReport, carry)
+        if len(box) != 1 or not isinstance(box[0], kinds):
             what = type(box[0]).__name__ if len(box) == 1 else "several results"
-            return self._tamper_frame(f"the run ended without a report ({what} escaped the grader's harness).")
-        return self._encode(box[0])
+            return f"the run ended without a report ({what} escaped the grader's harness)."
+        return None
+
+    def _fetch_hidden(self) -> dict | None:
+        """Asks the zygote for the hidden inputs and reads them: None if the pipe was tampered with."""
+        try:
+            self._write(self._fds.request, b"H")
+            head = self._exactly(8)
+            size = int.from_bytes(head, "little") if head is not None else -1
+            frame = self._exactly(size) if 0 <= size <= MAX_HIDDEN_BYTES else None
+            return None if frame is None else self._decode_inputs(frame)
+        except (OSError, wire.WireError, ValueError, KeyError):
+            return None
+
+    def _exactly(self, n: int) -> bytes | None:
+        chunks, left = [], n
+        while left > 0:
+            chunk = self._read(self._fds.hidden, min(left, 1 << 20))
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
 
     def send(self, frame: bytes) -> None:
         data = memoryview(self._token + frame)
         try:
             while data:
-                data = data[self._write(self._fd, data):]
+                data = data[self._write(self._fds.report, data):]
         except OSError:  # the answer closed or replaced the pipe: no report, the grader says so
             self._exit(71)
         self._exit(0)

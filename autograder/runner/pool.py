@@ -170,18 +170,20 @@ class Slot:
 
     def _exchange(self, job: Job, token: str) -> tuple[dict, bytes, bytes] | None:
         """Sends the job; the zygote's answer, the report and the printed output, or None if it died or hung."""
-        from .wire import encode_job
+        from .wire import encode_inputs, encode_job
 
-        payload = encode_job(job.exercise, job.code, job.trials, job.inputs)
+        payload = encode_job(job.exercise, job.code, job.trials, job.inputs, job.hidden)
+        hidden = encode_inputs({k: v for k, v in job.inputs.items() if k in job.hidden}) if job.hidden else b""
         limits = self.limits
         # Where the slot's pids cgroup bounds the job, RLIMIT_NPROC is not needed, and would count every
         # process of the sandbox's host user (all slots' workers are "nobody" when the grader is root).
         processes = 1 << 20 if self.cgroup is not None else limits.processes
-        request = {"job": len(payload), "token": token, "timeout": job.timeout, "memory": limits.memory,
-                   "processes": processes, "file_size": limits.file_size, "output": limits.output,
-                   "report": limits.report}
+        request = {"job": len(payload), "hidden": len(hidden), "token": token, "timeout": job.timeout,
+                   "memory": limits.memory, "processes": processes, "file_size": limits.file_size,
+                   "output": limits.output, "report": limits.report}
+        head = json.dumps(request).encode()
         try:
-            self.proc.stdin.write(json.dumps(request).encode() + b"\n" + payload)
+            self.proc.stdin.write(len(head).to_bytes(8, "little") + head + payload + hidden)
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return None
@@ -217,27 +219,36 @@ class Slot:
         if answer.get("clean") is not True:  # a job left what the zygote could not remove: start afresh
             self.stop()
         stdout = printed.decode("utf-8", "replace") + ("\n[output cut]" if answer.get("stdout_cut") else "")
+        split = answer.get("public_stdout")
+        public = printed[:split].decode("utf-8", "replace") if isinstance(split, int) and split >= 0 else None
         if answer.get("status") == "timed_out":
             return RunReport("timed_out", f"stopped after {job.timeout:g} s (an infinite loop?)", stdout=stdout,
-                             seconds=seconds)
+                             seconds=seconds, public_stdout=public)
         if answer.get("report_cut"):
             return RunReport("crashed", "your code's observations were too large to send back", stdout=stdout,
-                             seconds=seconds)
+                             seconds=seconds, public_stdout=public)
         if not frame:
-            return RunReport("crashed", _crash_detail(answer, "it sent no report"), stdout=stdout, seconds=seconds)
+            return RunReport("crashed", _crash_detail(answer, "it sent no report"), stdout=stdout, seconds=seconds,
+                             public_stdout=public)
         if not hmac.compare_digest(frame[:len(token)], token):
             return RunReport("crashed", "the report did not come from the grader's harness: your code wrote on "
                              "the grader's report channel, or ended the process before the harness could report",
-                             stdout=stdout, seconds=seconds)
+                             stdout=stdout, seconds=seconds, public_stdout=public)
         try:
             report = decode_report(frame[len(token):], job.trials)
         except WireError as e:
-            return RunReport("crashed", _crash_detail(answer, str(e)), stdout=stdout, seconds=seconds)
+            return RunReport("crashed", _crash_detail(answer, str(e)), stdout=stdout, seconds=seconds,
+                             public_stdout=public)
+        tampered = report.load_error is not None and report.load_error.type == "TamperError"
         return RunReport(report.status, report.detail, report.load_error, report.problems, report.outcomes,
-                         stdout, seconds)
+                         stdout, seconds, None if tampered else public)
 
 
 def _crash_detail(answer: dict, why: str) -> str:
+    """Why the job ended without a report. After the hidden inputs reached it, in words that do not depend on
+    anything it chose (an exit status, a signal), since those could carry a hidden input."""
+    if answer.get("hidden_sent") is not False:
+        return "the process ended before it could report (after it had received the hidden inputs)"
     meaning = {"SIGSEGV": "a segmentation fault", "SIGKILL": "being killed (out of memory?)",
                "SIGXCPU": "the CPU-time limit", "SIGXFSZ": "the file-size limit (too much output?)",
                "SIGABRT": "an abort"}

@@ -89,24 +89,49 @@ def unpack(frame: bytes) -> tuple[Any, dict[str, torch.Tensor]]:
     return data, tensors
 
 
-def encode_job(exercise: str, code: str, trials: tuple[Trial, ...], inputs: dict[str, Inputs]) -> bytes:
+def _inputs_parts(inputs: dict[str, Inputs]) -> tuple[dict[str, dict[str, Any]], dict[str, torch.Tensor]]:
     tensors: dict[str, torch.Tensor] = {}
     scalars: dict[str, dict[str, Any]] = {}
     for key, values in inputs.items():
         t, s = _split(values, key)
         tensors.update(t)
         scalars[key] = s
-    return pack({"exercise": exercise, "code": code, "trials": [t.key for t in trials], "scalars": scalars}, tensors)
+    return scalars, tensors
 
 
-def decode_job(frame: bytes) -> tuple[str, str, tuple[Trial, ...], dict[str, Inputs]]:
-    """Worker side: the job the grader sent (trusted: the grader wrote it)."""
-    job, tensors = unpack(frame)
-    inputs: dict[str, Inputs] = {key: dict(values) for key, values in job["scalars"].items()}
+def _inputs_back(scalars: dict[str, dict[str, Any]], tensors: dict[str, torch.Tensor]) -> dict[str, Inputs]:
+    inputs: dict[str, Inputs] = {key: dict(values) for key, values in scalars.items()}
     for name, tensor in tensors.items():
         key, field = name.split(SEP, 1)
         inputs.setdefault(key, {})[field] = tensor
-    return job["exercise"], job["code"], tuple(Trial.from_key(k) for k in job["trials"]), inputs
+    return inputs
+
+
+def encode_job(exercise: str, code: str, trials: tuple[Trial, ...], inputs: dict[str, Inputs],
+               hidden: frozenset[str] = frozenset()) -> bytes:
+    """The job without the inputs in `hidden` (encode_inputs sends those apart, later)."""
+    scalars, tensors = _inputs_parts({k: v for k, v in inputs.items() if k not in hidden})
+    return pack({"exercise": exercise, "code": code, "trials": [t.key for t in trials], "scalars": scalars,
+                 "hidden": sorted(hidden)}, tensors)
+
+
+def decode_job(frame: bytes) -> tuple[str, str, tuple[Trial, ...], dict[str, Inputs], frozenset[str]]:
+    """Worker side: the job the grader sent (trusted: the grader wrote it)."""
+    job, tensors = unpack(frame)
+    trials = tuple(Trial.from_key(k) for k in job["trials"])
+    return job["exercise"], job["code"], trials, _inputs_back(job["scalars"], tensors), frozenset(job["hidden"])
+
+
+def encode_inputs(inputs: dict[str, Inputs]) -> bytes:
+    scalars, tensors = _inputs_parts(inputs)
+    return pack(scalars, tensors)
+
+
+def decode_inputs(frame: bytes) -> dict[str, Inputs]:
+    scalars, tensors = unpack(frame)
+    if not isinstance(scalars, dict):
+        raise WireError("inputs must be an object")
+    return _inputs_back(scalars, tensors)
 
 
 def _error_to_json(e: ErrorInfo | None) -> dict[str, Any] | None:

@@ -1,25 +1,59 @@
 """The worker: runs one job's answer code on every trial and sends back a signed report. Nothing more.
 
-It is a fork of a zygote (zygote.py), which hands it the job's bytes, the job's token and the pipe to
-report on. The answer runs under the guard (guard.py); the report goes up the pipe, never into a file.
+It is a fork of a zygote (zygote.py), which hands it the job's bytes, the job's token and the pipes to
+report on. The answer runs under the guard (guard.py) in two phases: loading and the trials on public
+inputs, then, once the guard has fetched them, the trials on hidden inputs. Until then the hidden inputs
+are not in this process, so nothing the answer printed or raised before can hold one.
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
 from . import guard
 
 
-def main(job: bytes, token: bytes, report_fd: int, snapshot: guard.Snapshot) -> None:
+@dataclass
+class _Started:
+    """What the public phase hands to the hidden one."""
+
+    namespace: dict[str, Any]
+    pristine: dict[str, Any]
+    outcomes: dict
+    start: float
+
+
+def main(job: bytes, token: bytes, fds: guard.Fds, snapshot: guard.Snapshot) -> None:
     """Never returns: the guard sends the report and ends the process. `snapshot`: the grader's modules as
     the zygote left them (taken once there, before any job)."""
     from ..exercises import get
-    from ..harness import run_answer, settle_torch
+    from ..harness import run_trials, settle_torch, start_answer
+    from ..outcome import RunReport
     from .wire import decode_job
 
-    exercise_id, code, trials, inputs = decode_job(job)
+    exercise_id, code, trials, inputs, hidden = decode_job(job)
     exercise = get(exercise_id)
+    first = tuple(t for t in trials if f"{t.scenario}/{t.dtype}" not in hidden)
+    second = tuple(t for t in trials if f"{t.scenario}/{t.dtype}" in hidden)
     settle_torch()
-    seal = guard.Seal(token, report_fd, snapshot)
+    seal = guard.Seal(token, fds, snapshot)
     del token
+
+    def public_phase() -> RunReport | _Started:
+        start = time.perf_counter()
+        namespace, pristine, ended = start_answer(exercise, code)
+        if ended is not None:
+            return replace(ended, seconds=time.perf_counter() - start)
+        outcomes = run_trials(exercise, namespace, first, inputs, pristine=pristine)
+        if not second:
+            return RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
+        return _Started(namespace, pristine, outcomes, start)
+
+    def hidden_phase(started: _Started, more: dict) -> RunReport:
+        outcomes = run_trials(exercise, started.namespace, second, {**inputs, **more}, pristine=started.pristine)
+        return RunReport(outcomes={**started.outcomes, **outcomes}, seconds=time.perf_counter() - started.start)
+
     guard.install_hook()
-    seal.run(lambda: run_answer(exercise, code, trials, inputs))
+    seal.run(public_phase, hidden_phase if second else None, _Started)

@@ -3,11 +3,15 @@
 It runs inside the sandbox (sandbox.py), started as `python -I -m autograder.runner.zygote SCRATCH
 [--drop-root]`, so no
 writable folder is on its `sys.path`; its working folder is read-only. Protocol, on stdin/stdout:
-- in: one JSON line {"job": n, "token": hex, "timeout": s, "memory": bytes, "processes": n,
-  "file_size": bytes, "output": bytes, "report": bytes}, then the n bytes of the job (wire.encode_job);
+- in: the length of a JSON header (8 bytes, little-endian), the header {"job": n, "hidden": h, "token":
+  hex, "timeout": s, "memory": bytes, "processes": n, "file_size": bytes, "output": bytes, "report": bytes},
+  the n bytes of the job (wire.encode_job), then the h bytes of its hidden inputs (wire.encode_inputs).
+  Every read takes exactly what it needs, so the hidden inputs are read only after the fork: the job's
+  process never holds them until it asks, once its public phase is over;
 - out: one JSON line {"status": "exited"|"signaled"|"timed_out", "code", "signal", "seconds", "report": n,
-  "report_cut", "stdout": m, "stdout_cut", "clean"}, then the n bytes the job sent on its report pipe and
-  the m bytes it printed.
+  "report_cut", "stdout": m, "stdout_cut", "public_stdout": k or null, "clean"}, then the n bytes the job
+  sent on its report pipe and the m bytes it printed, of which the first k were printed before it asked
+  for the hidden inputs.
 Nothing goes through files: the grader reads only this pipe, with bounds. Before answering, the zygote
 kills every process the job left (it is their subreaper) and empties the scratch folder (the sandbox's
 private /tmp); "clean": false means it could not, and the grader replaces this worker.
@@ -57,46 +61,48 @@ def _vm_size() -> int:
 
 
 class _Input:
-    """Reads the grader's requests from fd 0 with a buffer of our own (never sys.stdin's: a forked job
-    could read a buffered stream's contents)."""
+    """Reads the grader's requests from fd 0, never a byte more than asked (no read-ahead: the hidden
+    inputs stay in the pipe until the job that may get them has been forked)."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.buffer = bytearray()
-
-    def _fill(self) -> bool:
-        data = os.read(self.fd, 1 << 20)
-        self.buffer += data
-        return bool(data)
-
-    def line(self) -> bytes | None:
-        while b"\n" not in self.buffer:
-            if len(self.buffer) > MAX_HEADER or not self._fill():
-                return None
-        line, _, rest = bytes(self.buffer).partition(b"\n")
-        self.buffer = bytearray(rest)
-        return line
 
     def exact(self, n: int) -> bytes | None:
-        while len(self.buffer) < n:
-            if not self._fill():
+        chunks, left = [], n
+        while left > 0:
+            chunk = os.read(self.fd, min(left, 1 << 20))
+            if not chunk:
                 return None
-        data, self.buffer = bytes(self.buffer[:n]), bytearray(self.buffer[n:])
-        return data
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def request(self) -> dict | None:
+        head = self.exact(8)
+        size = int.from_bytes(head, "little") if head else 0
+        text = self.exact(size) if 0 < size <= MAX_HEADER else None
+        return json.loads(text) if text else None
 
 
-def _run_child(request: dict, job: bytes, report_w: int, out_w: int, scratch: str, snapshot) -> None:
-    """In the forked child: cut ties with the zygote, apply the limits, run the worker. Never returns."""
+def _place(fds: dict[int, int]) -> None:
+    """Puts each source descriptor at its target number (whatever numbers os.pipe gave them)."""
+    import fcntl
+
+    high = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 100) for target, source in fds.items()}
+    for target, source in high.items():
+        os.dup2(source, target)
+
+
+def _run_child(request: dict, job: bytes, pipes: dict[int, int], scratch: str, snapshot) -> None:
+    """In the forked child: cut ties with the zygote, apply the limits, run the worker. Never returns.
+    `pipes`: its ends of the job's pipes, by the descriptor they become (1 and 2 output, 3 report, 4 the
+    request for the hidden inputs, 5 the hidden inputs)."""
     code = 70
     try:
         os.setsid()
         token = bytes.fromhex(request.pop("token"))
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(out_w, 1)
-        os.dup2(out_w, 2)
-        os.dup2(report_w, 3)
-        os.closerange(4, 65536)  # the zygote's pipes among them
+        _place({0: os.open(os.devnull, os.O_RDONLY), **pipes})
+        os.closerange(6, 65536)  # the zygote's own pipes among them
         for fd, name in ((1, "stdout"), (2, "stderr")):  # unbuffered: the job ends with os._exit, unflushed
             raw = io.FileIO(fd, "w", closefd=False)
             setattr(sys, name, io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True))
@@ -114,9 +120,10 @@ def _run_child(request: dict, job: bytes, report_w: int, out_w: int, scratch: st
         directory = tempfile.mkdtemp(prefix="job-", dir=scratch)  # fresh and unguessable, in the emptied scratch
         os.chdir(directory)
         os.environ["HOME"] = os.environ["TMPDIR"] = tempfile.tempdir = directory
+        from .guard import Fds
         from .worker import main
 
-        main(job, token, 3, snapshot)
+        main(job, token, Fds(report=3, request=4, hidden=5), snapshot)
     except BaseException:  # noqa: BLE001 - anything escaping the worker is reported by the exit status
         import traceback
 
@@ -202,59 +209,113 @@ def _empty(directory: str, keep: tuple[str, ...] = ()) -> bool:
     return clean
 
 
-def _collect(pid: int, pipes: dict[int, int], timeout: float) -> tuple[str, int | None, str | None, dict, dict]:
-    """Waits for the child while reading its pipes (each kept up to its bound, the rest read and dropped)."""
-    data = {fd: bytearray() for fd in pipes}
-    cut = dict.fromkeys(pipes, False)
-    open_fds = set(pipes)
-    pidfd = os.pidfd_open(pid)
+class _Job:
+    """The zygote's side of one running job: its pipes, what came back on them, and the hidden inputs it
+    hands over when the job asks (once), noting how much had been printed by then."""
+
+    def __init__(self, pid: int, out: int, report: int, request: int, hidden: int, hidden_frame: bytes,
+                 bounds: dict[int, int]) -> None:
+        self.pid, self.out, self.report, self.request = pid, out, report, request
+        self.hidden: int | None = hidden
+        self.pending = memoryview(len(hidden_frame).to_bytes(8, "little") + hidden_frame)
+        self.sending = False
+        self.public_stdout: int | None = None
+        self.bounds = bounds
+        self.data = {fd: bytearray() for fd in bounds}
+        self.cut = dict.fromkeys(bounds, False)
+        self.open = {out, report, request}
+        for fd in (out, report, request, hidden):
+            os.set_blocking(fd, False)
+
+    def read(self, fd: int) -> None:
+        """What is there to read now on `fd` (EOF closes it)."""
+        while fd in self.open:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self.open.discard(fd)
+                return
+            if fd == self.request:
+                self._asked()
+                continue
+            room = self.bounds[fd] - len(self.data[fd])
+            self.data[fd] += chunk[:max(room, 0)]
+            self.cut[fd] = self.cut[fd] or len(chunk) > room
+
+    def printed_before_hidden(self) -> int:
+        """How much of the output came before the hidden inputs reached the job: all of it if they never did."""
+        return len(self.data[self.out]) if self.public_stdout is None else self.public_stdout
+
+    def _asked(self) -> None:
+        if self.public_stdout is None:
+            self.read(self.out)  # all it printed before asking is in the pipe by now
+            self.public_stdout = len(self.data[self.out])
+            self.sending = True
+
+    def send(self) -> None:
+        """Writes what the pipe takes of the hidden inputs; closes it when all is sent (or nobody reads)."""
+        try:
+            while self.pending:
+                self.pending = self.pending[os.write(self.hidden, self.pending[:1 << 16]):]
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        self.close_hidden()
+
+    def close_hidden(self) -> None:
+        if self.hidden is not None:
+            os.close(self.hidden)
+            self.hidden = None
+        self.sending = False
+
+    def close(self) -> None:
+        self.close_hidden()
+        for fd in (self.out, self.report, self.request):
+            os.close(fd)
+
+
+def _collect(job: _Job, timeout: float) -> tuple[str, int | None, str | None]:
+    """Waits for the child while reading its pipes (each kept up to its bound, the rest read and dropped)
+    and handing over the hidden inputs when it asks."""
+    pidfd = os.pidfd_open(job.pid)
     deadline = time.monotonic() + timeout
     timed_out = False
-
-    def read(fd: int) -> None:
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            open_fds.discard(fd)
-            return
-        room = pipes[fd] - len(data[fd])
-        data[fd] += chunk[:max(room, 0)]
-        cut[fd] = cut[fd] or len(chunk) > room
-
     try:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
                 break
-            ready, _, _ = select.select([pidfd, *open_fds], [], [], left)
-            for fd in ready:
+            writing = [job.hidden] if job.sending and job.hidden is not None else []
+            readable, writable, _ = select.select([pidfd, *job.open], writing, [], left)
+            for fd in readable:
                 if fd != pidfd:
-                    read(fd)
-            if pidfd in ready:
+                    job.read(fd)
+            if writable:
+                job.send()
+            if pidfd in readable:
                 break
     finally:
         os.close(pidfd)
     if timed_out:
         try:
-            os.killpg(pid, signal.SIGKILL)
+            os.killpg(job.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    _, status = os.waitpid(pid, 0)
+    _, status = os.waitpid(job.pid, 0)
+    job.close_hidden()
     _kill_leftovers()  # their copies of the pipes close with them
-    for fd in list(open_fds):  # what the child wrote just before it ended
-        os.set_blocking(fd, False)
-        while fd in open_fds:
-            try:
-                read(fd)
-            except BlockingIOError:
-                break
-    for fd in pipes:
-        os.close(fd)
+    for fd in list(job.open):  # what the child wrote just before it ended
+        job.read(fd)
+    job.close()
     if timed_out:
-        return "timed_out", None, None, data, cut
+        return "timed_out", None, None
     if os.WIFSIGNALED(status):
-        return "signaled", None, signal.Signals(os.WTERMSIG(status)).name, data, cut
-    return "exited", os.WEXITSTATUS(status), None, data, cut
+        return "signaled", None, signal.Signals(os.WTERMSIG(status)).name
+    return "exited", os.WEXITSTATUS(status), None
 
 
 def _warm_up() -> None:
@@ -325,32 +386,38 @@ def serve(scratch: str, drop_root: bool) -> None:
     keep = tuple(p for p in python_paths() if p.startswith(scratch.rstrip(os.sep) + os.sep))
     _answer(reply, {"ready": True, "pid": os.getpid()}, [])
     while True:
-        line = requests.line()
-        if line is None:
+        request = requests.request()
+        if request is None:
             return
-        request = json.loads(line)
-        del line  # the token is in it: the job's copy of this frame keeps only what it must
         job = requests.exact(int(request["job"]))
         if job is None:
             return
         start = time.perf_counter()
-        report_r, report_w = os.pipe()
         out_r, out_w = os.pipe()
+        report_r, report_w = os.pipe()
+        request_r, request_w = os.pipe()
+        hidden_r, hidden_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            os.close(report_r)
-            os.close(out_r)
-            _run_child(request, job, report_w, out_w, scratch, snapshot)
+            for fd in (out_r, report_r, request_r, hidden_w):
+                os.close(fd)
+            _run_child(request, job, {1: out_w, 2: out_w, 3: report_w, 4: request_w, 5: hidden_r}, scratch, snapshot)
         del job
         request.pop("token")
-        os.close(report_w)
-        os.close(out_w)
-        status, code, sig, data, cut = _collect(pid, {report_r: int(request["report"]), out_r: int(request["output"])},
-                                                float(request["timeout"]))
+        for fd in (out_w, report_w, request_w, hidden_r):
+            os.close(fd)
+        hidden = requests.exact(int(request["hidden"])) or b""  # read only now: the job's copy of us lacks it
+        running = _Job(pid, out_r, report_r, request_r, hidden_w, hidden,
+                       {out_r: int(request["output"]), report_r: int(request["report"])})
+        del hidden
+        status, code, sig = _collect(running, float(request["timeout"]))
         clean = _empty(scratch, keep)
         _answer(reply, {"status": status, "code": code, "signal": sig, "seconds": time.perf_counter() - start,
-                        "report": len(data[report_r]), "report_cut": cut[report_r], "stdout": len(data[out_r]),
-                        "stdout_cut": cut[out_r], "clean": clean}, [bytes(data[report_r]), bytes(data[out_r])])
+                        "report": len(running.data[report_r]), "report_cut": running.cut[report_r],
+                        "stdout": len(running.data[out_r]), "stdout_cut": running.cut[out_r],
+                        "public_stdout": running.printed_before_hidden(),
+                        "hidden_sent": running.public_stdout is not None, "clean": clean},
+                [bytes(running.data[report_r]), bytes(running.data[out_r])])
 
 
 if __name__ == "__main__":

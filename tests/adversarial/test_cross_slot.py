@@ -46,7 +46,9 @@ ATTACKS = {
 }
 SPY = SOLUTION + f'''
 import os, sys
-leftovers = [n for n in os.listdir("/tmp") if not n.startswith(("job-", "torchinductor_")) or n == "job-0"] if {SANDBOXED!r} else []
+python = [p for p in (*sys.path, sys.executable, sys.prefix) if p.startswith("/tmp/")]  # a venv under /tmp
+leftovers = [n for n in os.listdir("/tmp") if (not n.startswith(("job-", "torchinductor_")) or n == "job-0")
+             and not any(p.startswith(f"/tmp/{{n}}/") for p in python)] if {SANDBOXED!r} else []
 assert leftovers == [], leftovers
 assert not os.path.exists("/tmp/{MARK}-ran"), "planted code ran"
 assert "sitecustomize" not in sys.modules or "/tmp" not in (sys.modules["sitecustomize"].__file__ or "")
