@@ -32,6 +32,9 @@ def explain(error: ErrorInfo) -> str:
         text += "\nWhat it means: " + _INPLACE_MEANING
         if error.culprit:
             text += "\n" + culprit_text(error.culprit)
+            fix = fix_text(error.culprit)
+            if fix:
+                text += "\n" + fix
     elif LEAF_INPLACE_ERROR.search(error.message):
         text += "\nWhat it means: " + _LEAF_MEANING
     return text
@@ -56,6 +59,26 @@ def culprit_text(report: dict) -> str:
     if report.get("saved_by"):
         text += f" after {_site(report.get('saved_by'))} had saved it for backward"
     return text + "."
+
+
+def fix_text(report: dict, limit: int = 1200) -> str | None:
+    """The suggested rewrite of the culprit line, made from the op names and line texts in the report alone
+    (autograder/blame/suggest.py: pure code, the student's code is not run for it); None without one."""
+    from .blame.suggest import suggest_from_line, without_comment  # libcst: only when an in-place error is explained
+
+    try:
+        suggestion = suggest_from_line(report)
+    except Exception:  # noqa: BLE001 - a suggestion is a bonus; the feedback stands without it
+        return None
+    if suggestion is None:
+        return None
+    if suggestion.after is None or suggestion.before is None:
+        text = "How to fix it: " + suggestion.why
+    else:
+        before, after = (" / ".join(without_comment(line.strip()) or "" for line in part.splitlines())
+                         for part in (suggestion.before, suggestion.after))
+        text = f"A fix to try (line {suggestion.line}): `{before}` -> `{after}`. Why: {suggestion.why}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def first_line(message: str, limit: int = 400) -> str:

@@ -3,7 +3,8 @@
 Goal (issue 5): `locate()` is no slower than anomaly mode. Workloads: a (correct) training step of each
 report the course is built on (seeds 000-003) and of a small ResNet built by hand (no torchvision). Each
 mode is timed in the same run, interleaved, median of repeats. Run:
-`.venv/bin/python benchmarks/blame_overhead.py [--repeats N]`. Prints per-step times and the ratios.
+`.venv/bin/python benchmarks/blame_overhead.py [--repeats N]`. Prints per-step times and the ratios, then
+what the suggested fix costs: it is made once per in-place error, from the report, never per step.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from autograder.blame import locate  # noqa: E402
+from autograder.blame import locate, report_of  # noqa: E402
+from autograder.blame.suggest import suggest  # noqa: E402
 
 
 def _step(model: nn.Module, opt: torch.optim.Optimizer, loss: Callable[[], torch.Tensor]) -> Callable[[], None]:
@@ -147,6 +149,29 @@ def timings(make: Callable[[], Callable[[], None]], repeats: int, steps: int) ->
     return {m: statistics.median(s) for m, s in samples.items()}
 
 
+def broken_residual() -> None:
+    """Seed 001 before its fix: `+=` into the output of a ReLU, which the ReLU saved for backward."""
+    fc, x = nn.Linear(8, 8), torch.randn(4, 8)
+    h = torch.relu(fc(x))
+    h += x
+    h.sum().backward()
+
+
+def suggestion_seconds(repeats: int) -> float:
+    """Median seconds to turn one report into its suggestion (parse the file, find the rewrite, diff it)."""
+    try:
+        with locate():
+            broken_residual()
+    except RuntimeError as error:
+        report = report_of(error).to_json()
+    samples = []
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        assert suggest(report).after is not None
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples[1:])
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=7)
@@ -168,6 +193,8 @@ def main(argv: list[str] | None = None) -> None:
     worst = max(ratios)
     print(f"locate/anomaly: worst {worst:.2f}, geometric mean {statistics.geometric_mean(ratios):.2f} "
           f"(goal: <= 1.00: {'met' if worst <= 1.0 else 'NOT met'})")
+    print(f"suggested fix for one report: {suggestion_seconds(args.repeats) * 1e3:.1f} ms, once per in-place "
+          f"error (the steps above never make one)")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,30 @@
-"""`autograder blame`: names the line that modified a tensor autograd saved (COURSE_SPEC §5).
+"""`autograder blame`: names the line that modified a tensor autograd saved (COURSE_SPEC §5), and suggests
+the rewrite that fixes it.
 
     from autograder.blame import locate, explain
     with locate() as loc:            # around forward and backward
         loss = model(x).sum(); loss.backward()
-    explain(train_step)              # in a notebook: prints the report instead of a traceback
+    explain(train_step)              # in a notebook: prints the report and the suggestion, not a traceback
+
+Names are loaded on first use (PEP 562), so that the suggestion modules, which are pure code, load
+without torch: the grader renders suggestions from the workers' JSON before it needs torch.
 """
 
-from .frames import Site, UserFrames
-from .locator import ANSWER_FILE, Locator, culprit_for, explain, locate, report_of
-from .report import Operation, Report, TensorInfo
+from __future__ import annotations
 
-__all__ = ["ANSWER_FILE", "Locator", "Operation", "Report", "Site", "TensorInfo",
-           "UserFrames", "culprit_for", "explain", "locate", "report_of"]
+import importlib
+from typing import Any
+
+_HOMES = {"Site": "frames", "UserFrames": "frames", "ANSWER_FILE": "locator", "Locator": "locator",
+          "culprit_for": "locator", "explain": "locator", "locate": "locator", "report_of": "locator",
+          "Operation": "report", "Report": "report", "TensorInfo": "report", "Suggestion": "suggest"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -239,7 +239,8 @@ def locate(user: str | Callable[[str], bool] | None = None) -> Locator:
 
 def explain(fn: Callable[..., Any], *args: Any, user: str | Callable[[str], bool] | None = None,
             **kwargs: Any) -> Report | None:
-    """For notebooks: run `fn(*args, **kwargs)` (forward and backward) and print who broke autograd.
+    """For notebooks: run `fn(*args, **kwargs)` (forward and backward) and print who broke autograd, with
+    the suggested rewrite of the culprit (suggest.py).
 
     Returns the report (IPython displays it) instead of raising the in-place error; any other error
     propagates. Returns None when nothing was modified.
@@ -251,11 +252,21 @@ def explain(fn: Callable[..., Any], *args: Any, user: str | Callable[[str], bool
     except RuntimeError as e:
         if report_of(e) is None:
             raise
-        print(report_of(e).text())
+        _show(report_of(e))
         return report_of(e)
     if loc.report is not None:  # fn caught the error itself; still say what happened
-        print(loc.report.text())
+        _show(loc.report)
     return loc.report
+
+
+def _show(report: Report) -> None:
+    """The report, then the suggested rewrite (read from the cell's source, which linecache holds)."""
+    from .suggest import suggest  # libcst: loaded for a report, never by a worker that only locates
+
+    print(report.text())
+    suggestion = suggest(report.to_json())
+    if suggestion is not None:
+        print("\n" + suggestion.text(status="not verified: nothing was run again"))
 
 
 def culprit_for(fn: Callable[[], Any], filename: str | Callable[[str], bool] | None = ANSWER_FILE) -> dict | None:

@@ -1,8 +1,9 @@
-"""`autograder blame SCRIPT.py [ARGS...]`: run a script under the locator and report the in-place culprit.
+"""`autograder blame [--json] [--fix] SCRIPT.py [ARGS...]`: run a script under the locator, report the in-place
+culprit and suggest a rewrite of it; with --fix, apply the rewrite and keep it only if re-running verifies it.
 
-Also `python -m autograder.blame.script [--json] SCRIPT.py [ARGS...]`. Options go before the script; what
-follows it is the script's own `sys.argv[1:]`. Exit status: the script's own, or 1 when the in-place
-error escaped it (the report is printed instead of the traceback).
+Also `python -m autograder.blame.script ...`. Options go before the script; what follows it is the script's
+own `sys.argv[1:]`. Exit status: the script's own, or 1 when the in-place error escaped it (the report is
+printed instead of the traceback); with --fix, 0 when a verified rewrite was written and 3 when none was.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from .locator import Locator, report_of
 from .report import NO_REPORT, Report
+from .verify import RUN_TIMEOUT
 
 
 def run_script(path: str, argv: list[str], *, quiet_stdout: bool = False) -> tuple[int, list[Report]]:
@@ -68,19 +70,51 @@ def run(args: argparse.Namespace) -> int:
     if not script.is_file():
         print(f"error: no such script: {args.script}", file=sys.stderr)
         return 2
+    from .suggest import suggest  # libcst: loaded by `blame` only, not by every `autograder` command
+
     status, reports = run_script(args.script, list(args.args), quiet_stdout=args.json)
+    data = reports[0].to_json() if reports else None
+    if args.fix:
+        return _fix(args, reports[0] if reports else None, status)
+    suggestion = suggest(data) if data else None
     if args.json:
-        print(json.dumps(reports[0].to_json() if reports else NO_REPORT, indent=2))
+        fixed = {"fix": suggestion.to_json() if suggestion else None}
+        print(json.dumps((data or NO_REPORT) | fixed, indent=2))
     else:
         for report in reports[:1]:
             print(report.text())
+            if suggestion is not None:
+                print("\n" + suggestion.text())
         if len(reports) > 1:
             print(f"({len(reports) - 1} more in-place error(s) were raised and caught by the script)")
     return status
 
 
+def _fix(args: argparse.Namespace, report: Report | None, status: int) -> int:
+    """--fix: the report, then each rewrite tried (progress on stderr with --json), then what was kept."""
+    from . import fix
+
+    if report is None:
+        print(json.dumps(NO_REPORT | {"fix": None}) if args.json else "Nothing to fix: no in-place error was raised.")
+        return status
+    out = sys.stderr if args.json else sys.stdout
+    if not args.json:
+        print(report.text() + "\n")
+    data = report.to_json()
+    outcome = fix.fix(args.script, list(args.args), data, timeout=args.timeout,
+                      progress=lambda line: print(line, file=out, flush=True))
+    if args.json:
+        print(json.dumps(data | {"fix": outcome.to_json()}, indent=2))
+    else:
+        print(outcome.text())
+    return outcome.status
+
+
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object (COURSE_SPEC §5) instead of text")
+    p.add_argument("--fix", action="store_true",
+                   help="apply the suggested rewrite (backup: SCRIPT.orig), run again, keep it only if verified")
+    p.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds for each run of --fix")
     p.add_argument("script", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     p.set_defaults(func=run)

@@ -1,0 +1,49 @@
+"""What the rewrite rules take (a culprit, as the locator's JSON report names it) and give (a rewrite)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+Read = Callable[[str], "str | None"]
+"""Source text of a file as the culprit names it, or None where it cannot be read."""
+
+
+@dataclass(frozen=True)
+class Culprit:
+    """What the rules need from a locator report (COURSE_SPEC §5 JSON): plain strings and numbers."""
+
+    op: str
+    file: str
+    line: int
+    saved_op: str | None = None
+    saved_file: str | None = None
+    saved_line: int | None = None
+    saved_code: str | None = None
+    ops_on_line: tuple[str, ...] = ()
+    chain: tuple[tuple[str, int], ...] = ()
+    """The user's frames of the write, innermost first: (file, line)."""
+    saver_chain: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def method(self) -> str:
+        """The op's own name: `add_` for torch.Tensor.add_, `relu` for torch.nn.functional.relu."""
+        return self.op.rsplit(".", 1)[-1]
+
+    def saved(self) -> str:
+        if self.saved_code and self.saved_line:
+            return f"the tensor that `{self.saved_code}` (line {self.saved_line}) saved for backward"
+        return "a tensor saved for backward"
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    kind: str
+    """expand | out_of_place | clone_first | clone_saved | not_inplace | detach_state | move_step"""
+    file: str
+    text: str
+    """The whole file after the rewrite."""
+    why: str
+    contract: str = "same"
+    """Which reference it must match (verify.py): "out_of_place" (the culprit call made out of place: what the
+    rewrite claims), "same" (the write kept, saved tensors untouched) or "truncated" (a detached state)."""

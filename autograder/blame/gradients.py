@@ -1,0 +1,227 @@
+"""Runs a script and records the gradients it computes: what `autograder blame --fix` compares (verify.py).
+
+    python -m autograder.blame.gradients --mode MODE --out FILE [--float64] SCRIPT [ARGS...]
+
+After each call of `torch.autograd.backward` (so `loss.backward()` too) it records the `.grad` of every leaf
+tensor the backward could reach (found by walking the graph from the roots: parameters, inputs with
+`requires_grad`), and at the end the values of those leaves (so a different optimizer update shows). Modes:
+
+- `plain`: the program as written, under the locator (a remaining in-place error names its culprit).
+- `reference`: every tensor autograd saves is cloned as it is saved, so no later write reaches it: each op's
+  backward sees its inputs as they were when it ran, while the forward computes what the program computed
+  (PyTorch's `allow_mutation_on_saved_tensors` promises the same). With `--out-of-place FILE:LINE:OP`, the
+  culprit call itself (op OP called from that line) is also made out of place, so that its caller gets a new
+  tensor and any other name for the old one keeps the old values: the program with the culprit op made out
+  of place.
+- `truncated`: `reference`, and each backward stops where the graph built before the previous backward
+  begins (no gradient flows into it): the maths of detaching a state carried from one step to the next.
+
+The run is seeded (random, numpy, torch: 0) and single-threaded, so two runs draw the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+import os
+import random
+import runpy
+import sys
+from typing import Any
+
+import torch
+from torch.autograd.graph import saved_tensors_hooks
+from torch.overrides import TorchFunctionMode
+
+from .frames import UserFrames
+from .locator import PREFIX, Locator, op_name, report_of
+
+MAX_BACKWARDS = 8
+"""Backward passes recorded; later ones are counted, not recorded."""
+
+
+class Recorder:
+    """Wraps `torch.autograd.backward`: leaves found from the roots, their gradients after each call."""
+
+    def __init__(self, truncate: bool) -> None:
+        self.leaves: list[torch.Tensor] = []
+        self._known: set[int] = set()
+        self.backwards: list[list[torch.Tensor | None]] = []
+        self.count = 0
+        self.truncate = truncate
+        self._boundary: int | None = None
+        self._sequence = getattr(getattr(torch._C, "_autograd", None), "_get_sequence_nr", None)
+        if truncate and self._sequence is None:
+            raise RuntimeError("this PyTorch has no sequence numbers: the truncated reference cannot be made")
+
+    def wrap(self, backward: Any) -> Any:
+        def recorded(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            nodes = self._walk(roots)
+            hooks = self._truncate(nodes)
+            try:
+                return backward(tensors, *args, **kwargs)
+            finally:
+                for h in hooks:
+                    h.remove()
+                self.count += 1
+                if len(self.backwards) < MAX_BACKWARDS:
+                    self.backwards.append([_float64(leaf.grad) for leaf in self.leaves])
+        return recorded
+
+    def _walk(self, roots: list[torch.Tensor]) -> list[Any]:
+        """Every node reachable from the roots; registers the leaves in the order first reached."""
+        stack = [r.grad_fn for r in reversed(roots) if isinstance(r, torch.Tensor) and r.grad_fn is not None]
+        for r in roots:
+            if isinstance(r, torch.Tensor) and r.requires_grad and r.grad_fn is None:
+                self._register(r)
+        seen: dict[int, Any] = {}
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen[id(node)] = node
+            variable = getattr(node, "variable", None)
+            if isinstance(variable, torch.Tensor):
+                self._register(variable)
+                continue
+            stack.extend(n for n, _ in reversed(node.next_functions) if n is not None)
+        return list(seen.values())
+
+    def _register(self, leaf: torch.Tensor) -> None:
+        if id(leaf) not in self._known:
+            self._known.add(id(leaf))
+            self.leaves.append(leaf)  # kept alive: ids stay unique
+
+    def _truncate(self, nodes: list[Any]) -> list[Any]:
+        """For `truncated`: zero the gradient entering any node made before the previous backward began."""
+        if not self.truncate:
+            return []
+        boundary, self._boundary = self._boundary, self._sequence()
+        if boundary is None:
+            return []
+        old = [n for n in nodes if not hasattr(n, "variable") and n._sequence_nr() < boundary]
+        return [n.register_prehook(_zeros) for n in old]
+
+    def result(self, status: int, error: BaseException | None, float64: bool) -> dict[str, Any]:
+        report = report_of(error) if error is not None else None
+        return {"status": status, "count": self.count, "backwards": self.backwards,
+                "shapes": [tuple(leaf.shape) for leaf in self.leaves],
+                "final": [_float64(leaf) for leaf in self.leaves], "float64": float64,
+                "error": None if error is None else {
+                    "type": type(error).__name__, "message": str(error).strip().split("\n")[0][:500],
+                    "inplace": PREFIX in str(error), "report": report.to_json() if report else None}}
+
+
+class OutOfPlace(TorchFunctionMode):
+    """The culprit op, when called from the culprit's line, runs out of place: `add_` as `add`, and
+    `inplace=True` as `inplace=False`. Its caller gets the new tensor (`h += x` then rebinds `h`)."""
+
+    def __init__(self, file: str, line: int, op: str) -> None:
+        super().__init__()
+        self.site, self.op = (file, line), op
+        self.frames = UserFrames()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if op_name(func) == self.op:
+            here = self.frames.capture(sys._getframe(1), 1)
+            twin = _out_of_place(func, args, kwargs) if here and here[0][:2] == self.site else None
+            if twin is not None:
+                self.count += 1
+                func, args, kwargs = twin
+        return func(*args, **kwargs)
+
+
+def _out_of_place(func: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple, dict] | None:
+    name = getattr(func, "__name__", "")
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):  # builtins without a signature: methods such as Tensor.add_
+        bound = None
+    if bound is not None and bound.arguments.get("inplace") is True:
+        bound.arguments["inplace"] = False
+        return func, bound.args, bound.kwargs
+    if name.endswith("_") and not name.startswith("_"):
+        owner = torch.Tensor if args and isinstance(args[0], torch.Tensor) and hasattr(torch.Tensor, name) else torch
+        twin = getattr(owner, name[:-1], None)
+        return (twin, args, kwargs) if twin is not None else None
+    return None
+
+
+def _zeros(grad_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(None if g is None else torch.zeros_like(g) for g in grad_outputs)
+
+
+def _float64(t: torch.Tensor | None) -> torch.Tensor | None:
+    if t is None:
+        return None
+    t = t.detach()
+    if t.is_sparse:
+        t = t.to_dense()
+    if t.is_complex():
+        return t.to("cpu", copy=True)
+    return t.to("cpu", torch.float64, copy=True)
+
+
+def _clone(t: torch.Tensor) -> torch.Tensor:
+    return t.clone()
+
+
+def _same(t: torch.Tensor) -> torch.Tensor:
+    return t
+
+
+def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: str | None = None) -> dict[str, Any]:
+    """Runs `path` as `__main__` in this process and returns what it recorded."""
+    if float64:
+        torch.set_default_dtype(torch.float64)
+    torch.set_num_threads(1)
+    random.seed(0)
+    torch.manual_seed(0)
+    with contextlib.suppress(ImportError):
+        import numpy
+
+        numpy.random.seed(0)
+    context: Any = Locator() if mode == "plain" else saved_tensors_hooks(_clone, _same)  # the locator probes: first
+    culprit = None
+    if out_of_place:
+        file, line, op = out_of_place.rsplit(":", 2)
+        culprit = OutOfPlace(file, int(line), op)
+    recorder = Recorder(truncate=mode == "truncated")
+    original = torch.autograd.backward
+    torch.autograd.backward = recorder.wrap(original)
+    sys.argv = [path, *argv]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    status, error = 0, None
+    try:
+        with contextlib.redirect_stdout(sys.stderr), context, culprit or contextlib.nullcontext():
+            runpy.run_path(path, run_name="__main__")
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException as e:  # noqa: BLE001 - the program's error is part of what it did
+        status, error = 1, e
+    finally:
+        torch.autograd.backward = original
+    result = recorder.result(status, error, float64)
+    result["out_of_place_calls"] = culprit.count if culprit else None
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m autograder.blame.gradients", description=__doc__.split("\n\n")[0])
+    p.add_argument("--mode", choices=("plain", "reference", "truncated"), required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--float64", action="store_true", help="make float64 the default dtype")
+    p.add_argument("--out-of-place", metavar="FILE:LINE:OP", help="with reference: the culprit call made out of place")
+    p.add_argument("script")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    args = p.parse_args(argv)
+    torch.save(run(args.script, list(args.args), args.mode, args.float64, args.out_of_place), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""From a culprit to candidate rewrites of the code: which edit undoes which kind of in-place write, and why.
+
+Pure code on source text (libcst, see cst_edit.py): no torch, no running. Each rule returns `Rewrite`s in the
+order they are worth trying; `autograder blame --fix` keeps the first one that re-running verifies, and the
+text shown without --fix is the first. A rule that cannot be sure of the maths still proposes its rewrite:
+verification, not the rule, decides what is written.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .construct import callee_name, drop_inplace, inplace_argument, without_argument
+from .cst_edit import Source, parsed, plain_code, statement, walk
+from .culprit import Culprit, Read, Rewrite
+
+OUT_OF_PLACE = frozenset(
+    "abs acos add addbmm addcdiv addcmul addmm addmv addr asin atan baddbmm bitwise_and bitwise_or ceil clamp "
+    "clamp_max clamp_min clip cos cosh div erf exp expm1 floor floor_divide fmod frac hardtanh index_add "
+    "index_copy index_fill index_put leaky_relu lerp log log1p logit masked_fill masked_scatter mul nan_to_num "
+    "neg pow reciprocal relu remainder renorm round rsqrt scatter scatter_add scatter_reduce sigmoid sign sin "
+    "sinh sqrt square squeeze sub t tan tanh threshold transpose tril triu true_divide trunc unsqueeze".split())
+"""In-place methods `x_` whose out-of-place twin `x` takes the same arguments."""
+
+_AUG_TO_BINARY = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+                  cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide,
+                  cst.ModuloAssign: cst.Modulo, cst.PowerAssign: cst.Power,
+                  cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.BitAndAssign: cst.BitAnd,
+                  cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
+                  cst.LeftShiftAssign: cst.LeftShift, cst.RightShiftAssign: cst.RightShift}
+
+
+def write_rewrites(c: Culprit, src: Source, stmt: cst.SimpleStatementLine) -> list[Rewrite]:
+    """Rewrites of the statement that wrote into the saved tensor, most specific first."""
+    found: list[Rewrite] = []
+    for small in stmt.body:
+        if isinstance(small, cst.AugAssign):
+            found += _aug_assign(c, src, stmt, small)
+        elif isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Subscript) for t in small.targets):
+            target = next(t.target for t in small.targets if isinstance(t.target, cst.Subscript))
+            found += _clone_first(c, src, stmt, _base(target), plain_code(small))
+        else:
+            found += _calls(c, src, stmt, small)
+    return found
+
+
+def clone_saved(c: Culprit, read: Read) -> list[Rewrite]:
+    """`t = t.clone()` right after the statement that made the saved tensor: the write, wherever it is made
+    (a view, `detach()`, a helper it is passed to), then lands in the copy."""
+    text = read(c.saved_file) if c.saved_file and c.saved_line else None
+    if text is None:
+        return []
+    try:
+        src = parsed(text)
+    except Exception:  # noqa: BLE001 - unparsable file: no rewrite, the words remain
+        return []
+    stmt = src.statement_at(c.saved_line or 0)
+    small = stmt.body[0] if stmt is not None and len(stmt.body) == 1 else None
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+        return []
+    target = small.targets[0].target
+    if not isinstance(target, (cst.Name, cst.Attribute)):
+        return []
+    name = plain_code(target)
+    copy = statement(f"{name} = {name}.clone()\n")
+    why = (f"Later code writes into the output of `{src.code(small).strip()}` through another name (a view, "
+           f"`detach()`, a function it is passed to); `{name} = {name}.clone()` right after it gives that code its "
+           f"own copy, and backward keeps the original.")
+    return [Rewrite("clone_saved", c.saved_file or "", src.edited({stmt: cst.FlattenSentinel([stmt, copy])}), why)]
+
+
+# -- the statement shapes ---------------------------------------------------------------------------------
+def _aug_assign(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: cst.AugAssign) -> list[Rewrite]:
+    binary = _AUG_TO_BINARY.get(type(small.operator))
+    if binary is None:
+        return []
+    value = small.value
+    if isinstance(value, (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)):
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # keep the order of evaluation
+    new = cst.Assign(targets=[cst.AssignTarget(target=small.target)],
+                     value=cst.BinaryOperation(left=small.target.deep_clone(), operator=binary(), right=value))
+    before, after = plain_code(small), plain_code(new)
+    expand = Rewrite("expand", c.file, src.edited({small: new}),
+                     f"`{before}` writes into {c.saved()}; `{after}` computes the same values into a new tensor "
+                     f"and leaves the saved one as it was.", contract="out_of_place")
+    if not isinstance(small.target, cst.Subscript):
+        return [expand]
+    copy = _clone_first(c, src, stmt, _base(small.target), before)
+    # `x[i] += v` on a tensor also writes with __setitem__; on a list, the element is replaced and only += writes
+    return copy + [expand] if any(op.endswith("__setitem__") for op in c.ops_on_line) else [expand] + copy
+
+
+def _calls(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: cst.BaseSmallStatement) -> list[Rewrite]:
+    found: list[Rewrite] = []
+    for call in walk(small, cst.Call):
+        name = callee_name(call)
+        if name is None:
+            continue
+        if name == c.method and name.endswith("_"):
+            found += _inplace_call(c, src, stmt, small, call)
+        elif any(a.keyword is not None and a.keyword.value == "out" for a in call.args) and name == c.method:
+            found += _out_argument(c, src, small, call)
+        elif inplace_argument(call) is not None:
+            found += [drop_inplace(c, src, call)]
+    return found
+
+
+def _inplace_call(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: cst.BaseSmallStatement,
+                  call: cst.Call) -> list[Rewrite]:
+    """`r.x_(...)` (a method) or `F.x_(r, ...)` (a function): the out-of-place twin, or a copy first."""
+    method = isinstance(call.func, cst.Attribute) and c.op.startswith("torch.Tensor.")
+    receiver = call.func.value if method and isinstance(call.func, cst.Attribute) else (
+        call.args[0].value if call.args else None)
+    twin = _twin(call)
+    found = []
+    alone = isinstance(small, cst.Expr) and small.value is call
+    named = isinstance(receiver, (cst.Name, cst.Attribute))
+    if twin is not None and alone and named:
+        new = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=twin)
+        found.append(Rewrite("out_of_place", c.file, src.edited({small: new}),
+                             f"`{plain_code(call)}` overwrote {c.saved()}; `{plain_code(new)}` computes the same "
+                             f"values into a new tensor."))
+    elif twin is not None and not alone:
+        found.append(Rewrite("out_of_place", c.file, src.edited({call: twin}),
+                             f"`{plain_code(call)}` overwrote {c.saved()}; `{plain_code(twin)}` computes the same "
+                             f"values into a new tensor (`{plain_code(receiver) if receiver else 'its input'}` "
+                             f"itself is no longer changed).", contract="out_of_place"))
+    if named:
+        copy = _clone_first(c, src, stmt, receiver, plain_code(call))
+        found = copy + found if not alone else found + copy  # nested: the copy keeps what the line meant
+    return found
+
+
+def _twin(call: cst.Call) -> cst.BaseExpression | None:
+    base = (callee_name(call) or "")[:-1]  # zero_, fill_, copy_: no twin keeps the graph; they write into a copy
+    if base not in OUT_OF_PLACE or not isinstance(call.func, (cst.Attribute, cst.Name)):
+        return None
+    func = (call.func.with_changes(attr=cst.Name(base)) if isinstance(call.func, cst.Attribute)
+            else cst.Name(base))
+    return call.with_changes(func=func)
+
+
+def _out_argument(c: Culprit, src: Source, small: cst.BaseSmallStatement, call: cst.Call) -> list[Rewrite]:
+    """`torch.mul(a, b, out=t)` -> `t = torch.mul(a, b)`: a new tensor instead of a write into `t`."""
+    out = next(a for a in call.args if a.keyword is not None and a.keyword.value == "out")
+    if not (isinstance(small, cst.Expr) and small.value is call and isinstance(out.value, (cst.Name, cst.Attribute))):
+        return []
+    new = cst.Assign(targets=[cst.AssignTarget(target=out.value)], value=without_argument(call, out))
+    return [Rewrite("out_of_place", c.file, src.edited({small: new}),
+                    f"`out={plain_code(out.value)}` wrote into {c.saved()}; `{plain_code(new)}` puts the result "
+                    f"in a new tensor.")]
+
+
+def _clone_first(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, base: cst.BaseExpression | None,
+                 write: str) -> list[Rewrite]:
+    if not isinstance(base, (cst.Name, cst.Attribute)):
+        return []
+    name = plain_code(base)
+    copy = statement(f"{name} = {name}.clone()\n").with_changes(leading_lines=stmt.leading_lines)
+    edited = src.edited({stmt: cst.FlattenSentinel([copy, stmt.with_changes(leading_lines=())])})
+    return [Rewrite("clone_first", c.file, edited,
+                    f"The write must stay, so it goes into a copy: `{name} = {name}.clone()` before `{write}` "
+                    f"leaves {c.saved()} untouched, and the code after it sees the written values.")]
+
+
+def written_name(stmt: cst.SimpleStatementLine) -> str | None:
+    """The name a statement writes through: `h` in `h += 1`, `x` in `x[0] = 0`, `t` in `t.mul_(2)`."""
+    small = stmt.body[0] if len(stmt.body) == 1 else None
+    if isinstance(small, cst.AugAssign):
+        target = _base(small.target)
+    elif isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Subscript):
+        target = _base(small.targets[0].target)
+    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        out = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "out"]
+        method = isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_")
+        target = out[0] if out else call.func.value if method else None  # type: ignore[union-attr]
+    else:
+        return None
+    return plain_code(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+
+
+# -- helpers ------------------------------------------------------------------------------------------------
+def _base(target: cst.BaseExpression) -> cst.BaseExpression:
+    """`x` for `x[:, i]`, `self.buf` for `self.buf[0][1]`."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return target

@@ -1,0 +1,173 @@
+"""When the culprit is an optimizer step: a state carried across steps is detached; otherwise, words.
+
+`opt.step()` writes into parameters that an older graph saved. Two programs do that:
+- a recurrent state (`out, h = rnn(x, h)`) carries the previous step's graph into the next backward, which
+  `retain_graph=True` let through: detach the state at the start of each step (truncated backpropagation
+  through time). The rewrite promises the "truncated" contract (verify.py), not the same gradients.
+- two backward passes through one graph with a step between them (GANs, two losses): moving the step after
+  the later backward, or running the forward again after the step, are different maths. The move is offered
+  and kept only if re-running shows the same gradients and parameters; otherwise the words say which is which.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .cst_edit import Source, names_read, parsed, plain_code, statement
+from .culprit import Culprit, Read, Rewrite
+
+
+def is_step(code: str | None) -> bool:
+    return bool(code) and ".step(" in code
+
+
+def step_words(c: Culprit, step: str, later: tuple[str, int] | None) -> str:
+    """Which two fixes, and why neither is automatic."""
+    later_text = f"`{later[0]}` (line {later[1]})" if later else "a later `backward()`"
+    forward = f" (`{c.saved_code}`, line {c.saved_line})" if c.saved_code and c.saved_line else ""
+    return (f"`{step}` changes, in place, parameters that the graph of {later_text} still needs: that graph was "
+            f"built before the step, with the old values. Two fixes, two different maths: move the step after "
+            f"{later_text} if those gradients should come from the parameters the forward used (the step then also "
+            f"sees what that backward adds to their gradients), or run the forward again after the step"
+            f"{forward} if they should come from the new parameters, as most GAN and multi-loss code does. "
+            f"Which one is a choice about the training, so it is written only if re-running shows the "
+            f"gradients unchanged.")
+
+
+def later_backward(src: Source, step: cst.SimpleStatementLine) -> tuple[str, int] | None:
+    """(code, line) of the next statement of the step's block that calls `.backward(`."""
+    found = _next_backward(src, step)
+    return (_code(found[0].body[found[2]]), src.line_of(found[0].body[found[2]])) if found else None
+
+
+def _next_backward(src: Source, step: cst.SimpleStatementLine) -> tuple[cst.IndentedBlock | cst.Module, int, int] | None:
+    """(the step's block, the step's place in it, the place of the next statement calling `.backward(`)."""
+    block = src.parents.get(step)
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    at = next(i for i, node in enumerate(block.body) if node is step)
+    later = next((i for i in range(at + 1, len(block.body)) if ".backward(" in src.code(block.body[i])), None)
+    return (block, at, later) if later is not None else None
+
+
+def step_rewrites(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, read: Read) -> list[Rewrite]:
+    return _detach_state(c, src, stmt, read) + _move_step(c, src, stmt)
+
+
+def _detach_state(c: Culprit, src: Source, step: cst.SimpleStatementLine, read: Read) -> list[Rewrite]:
+    """`h = h.detach()` before the statement that carries `h` from one step into the next."""
+    for file, line in c.saver_chain:
+        text = src.text if file == c.file else read(file)
+        if text is None:
+            continue
+        here = src if file == c.file else parsed(text)
+        carrier = here.statement_at(line)
+        state = _carried(here, carrier)
+        if carrier is None or not state:
+            continue
+        anchor = _anchor(here, carrier, step if here is src else None)
+        forms = _detach_forms(state, lstm="lstm" in (c.saved_op or "").lower())
+        step_code = _code(step)
+        why = (f"`{', '.join(state)}` carries the previous step's graph, whose parameters `{step_code}` has since "
+               f"changed in place; detaching it at the start of each step ends backpropagation at the step "
+               f"boundary (truncated backpropagation through time), which is what `retain_graph=True` was "
+               f"working around.")
+        return [Rewrite("detach_state", file, here.edited({anchor: cst.FlattenSentinel(
+            [statement(form).with_changes(leading_lines=anchor.leading_lines), anchor.with_changes(leading_lines=())])}),
+            why, contract="truncated") for form in forms]
+    return []
+
+
+def _carried(src: Source, stmt: cst.SimpleStatementLine | None) -> list[str]:
+    """The state a statement carries from one step into the next: an attribute it reads that its function
+    assigns at or after it (`self.h` in `out, self.h = rnn(x, self.h)`), or a name it reads that its loop
+    assigns at or after it and not before (`h` in `for ...: out, h = rnn(x, h)`; not `x` in `x = f(x)`)."""
+    small = stmt.body[0] if stmt is not None and len(stmt.body) == 1 else None
+    if stmt is None or not isinstance(small, cst.Assign):
+        return []
+    line = src.line_of(stmt)
+    functions = src.enclosing(stmt, (cst.FunctionDef,))
+    scope = functions[0] if functions else src.module
+    loops = [loop for loop in src.enclosing(stmt, (cst.For, cst.While)) if _inside(src, loop, scope)]
+    carried = []
+    for name in dict.fromkeys(_read_in_order(small.value)):
+        if "." in name:
+            if name in _assigned(src, scope, lambda at: at >= line):
+                carried.append(name)
+        elif loops and name in _assigned(src, loops[0], lambda at: at >= line) and (
+                name not in _assigned(src, loops[0], lambda at: at < line)):
+            carried.append(name)
+    return carried
+
+
+def _read_in_order(node: cst.CSTNode) -> list[str]:
+    return sorted(names_read(node), key=lambda n: plain_code(node).find(n))
+
+
+def _assigned(src: Source, scope: cst.CSTNode, when) -> set[str]:
+    """Targets of the assignments inside `scope` whose line satisfies `when`."""
+    found: set[str] = set()
+    for kind in (cst.Assign, cst.AugAssign, cst.AnnAssign):
+        for node in src.nodes(kind):
+            if not when(src.line_of(node)) or not _inside(src, node, scope):
+                continue
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                found.update(_flat_targets(target))
+    return found
+
+
+def _inside(src: Source, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+    return scope is src.module or any(a is scope for a in src.enclosing(node, (type(scope),)))
+
+
+def _flat_targets(node: cst.BaseExpression) -> list[str]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [name for element in node.elements for name in _flat_targets(element.value)]
+    return [plain_code(node)] if isinstance(node, (cst.Name, cst.Attribute)) else []
+
+
+def _anchor(src: Source, carrier: cst.SimpleStatementLine, step: cst.SimpleStatementLine | None) -> cst.BaseStatement:
+    """Where the detach goes: before the statement of the training loop's body that holds the carrier (the
+    carrier itself, or an inner time loop around it); before the carrier when the step is elsewhere."""
+    if step is None:
+        return carrier
+    step_loops = src.enclosing(step, (cst.For, cst.While))
+    node: cst.CSTNode = carrier
+    while True:
+        parent = src.parents.get(node)
+        if parent is None:
+            return carrier
+        if isinstance(parent, cst.IndentedBlock) and src.parents.get(parent) in step_loops:
+            return node  # type: ignore[return-value]
+        node = parent
+
+
+def _detach_forms(state: list[str], lstm: bool) -> list[str]:
+    if len(state) > 1:
+        names = ", ".join(state)
+        return [f"{names} = {', '.join(f'{s}.detach()' for s in state)}\n"]
+    (s,) = state
+    tensor, pair = f"{s} = {s}.detach()\n", f"{s} = tuple(part.detach() for part in {s})\n"
+    return [pair, tensor] if lstm else [tensor, pair]
+
+
+def _move_step(c: Culprit, src: Source, step: cst.SimpleStatementLine) -> list[Rewrite]:
+    """The step moved after the next statement of its block that calls `.backward(`."""
+    found = _next_backward(src, step)
+    if found is None:
+        return []
+    block, at, later = found
+    body = list(block.body)
+    moved = body[:at] + body[at + 1:later + 1] + [step] + body[later + 1:]
+    why = (f"`{_code(step)}` changed parameters that the graph of `{_code(body[later])}` still needs; "
+           f"after the move both backward passes use the parameters their forward used, and the step runs once "
+           f"both gradients are in.")
+    return [Rewrite("move_step", c.file, src.edited({block: block.with_changes(body=moved)}), why)]
+
+
+def _code(stmt: cst.BaseStatement) -> str:
+    """A statement's code without its comment: `opt.step()` for `opt.step()  # culprit`."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return "; ".join(plain_code(s) for s in stmt.body)
+    return plain_code(stmt).strip().splitlines()[0]

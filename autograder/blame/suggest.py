@@ -1,0 +1,216 @@
+"""The suggestion beside the culprit: a rewrite of the culprit line(s) as a diff with one sentence on why, or
+the words when no rewrite applies.
+
+Everything here is a pure function of the locator's JSON report (COURSE_SPEC §5) and of source text: no torch,
+no running. The grader calls `suggest_from_line` with only the culprit's op and line text (a student's code
+never runs to make a suggestion); the command line and notebooks read the files, so a module built with
+`inplace=True` in `__init__` can be rewritten where it is built.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from .construct import construction_rewrites, module_ops
+from .cst_edit import Source, changed_lines, names_read, parsed, plain_code, statement, unified_diff
+from .culprit import Culprit, Read, Rewrite
+from .rewrite import clone_saved, write_rewrites, written_name
+from .steps import is_step, later_backward, step_rewrites, step_words
+
+MAX_LINE = 400
+"""Longer culprit lines are not parsed in the grader: they come from the student's code."""
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One suggestion: a rewrite (`after` set, `diff` shows it) or words only (`after` is None)."""
+
+    why: str
+    file: str | None = None
+    line: int | None = None
+    before: str | None = None
+    after: str | None = None
+    diff: str = ""
+    kind: str = "words"
+    contract: str = "same"
+    rewrite: Rewrite | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, rewrite: Rewrite, original: str) -> Suggestion:
+        line, before, after = changed_lines(original, rewrite.text, inserted_after=rewrite.kind == "clone_saved")
+        return cls(rewrite.why, rewrite.file, line, before, after, unified_diff(original, rewrite.text, rewrite.file),
+                   rewrite.kind, rewrite.contract, rewrite)
+
+    def to_json(self, verified: bool | None = None) -> dict[str, Any]:
+        """The --json `fix` object; `verified` is None until `--fix` has run the program again."""
+        return {"file": self.file, "line": self.line, "before": self.before, "after": self.after, "why": self.why,
+                "verified": verified, "kind": self.kind, "diff": self.diff or None}
+
+    def text(self, status: str = "not verified: `autograder blame --fix` applies it and checks it") -> str:
+        if self.after is None:
+            return "What to do (no safe automatic rewrite):\n  " + self.why
+        return f"Suggested fix ({status}):\n{self.diff.rstrip()}\n  why: {self.why}"
+
+
+def culprit_of(report: Any) -> Culprit | None:
+    """The rules' view of a report; None when the culprit was not seen. Tolerates any JSON a worker sent."""
+    if not isinstance(report, dict) or not isinstance(report.get("culprit"), dict):
+        return None
+    c, saved = report["culprit"], report.get("saved_by") if isinstance(report.get("saved_by"), dict) else {}
+    if not (isinstance(c.get("op"), str) and isinstance(c.get("file"), str) and isinstance(c.get("line"), int)):
+        return None
+    mods = report.get("modifications") if isinstance(report.get("modifications"), list) else []
+    on_line = tuple(m["op"] for m in mods if isinstance(m, dict) and isinstance(m.get("op"), str)
+                    and m.get("file") == c["file"] and m.get("line") == c["line"])
+    return Culprit(op=c["op"], file=c["file"], line=c["line"],
+                   saved_op=_str(saved.get("op")), saved_file=_str(saved.get("file")),
+                   saved_line=saved.get("line") if isinstance(saved.get("line"), int) else None,
+                   saved_code=without_comment(_str(saved.get("code"))), ops_on_line=on_line, chain=_chain(c.get("chain")),
+                   saver_chain=_chain(saved.get("chain")))
+
+
+def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
+    """Every candidate rewrite, in the order worth trying."""
+    src, stmt = _statement(c, read)
+    if src is not None and stmt is not None and is_step(src.code(stmt)):
+        return step_rewrites(c, src, stmt, read)
+    found = write_rewrites(c, src, stmt) if src is not None and stmt is not None else []
+    if module_ops(c.op) and not any(r.kind == "not_inplace" for r in found):
+        found += construction_rewrites(c, read)
+    copy = clone_saved(c, read)
+    # a method writing through another name (a view, an argument): the copy of the saved tensor comes first
+    alias = stmt is not None and not c.method.endswith("__setitem__") and not _subscript_write(stmt) and (
+        written_name(stmt) not in (None, *_names_in(c.saved_code)))
+    found = copy + found if alias or not found else found + copy
+    unique: dict[tuple[str, str], Rewrite] = {}
+    for r in found:
+        unique.setdefault((r.file, r.text), r)
+    return list(unique.values())
+
+
+def words(c: Culprit, code: str | None, read: Read | None = None) -> str:
+    """What to do, in one or two sentences, when no rewrite applies (or none was verified)."""
+    shown = f"`{code}`" if code else f"`{c.op}`"
+    if is_step(code):
+        src, stmt = _statement(c, read) if read is not None else (None, None)
+        return step_words(c, code or "opt.step()", later_backward(src, stmt) if src and stmt else None)
+    if module_ops(c.op):
+        return (f"{shown} calls a module or function with `inplace=True` ({c.op}), which overwrote its input, "
+                f"{c.saved()}: build it without `inplace=True` where it is defined (`nn.ReLU()`).")
+    if c.method == "__setitem__":
+        return (f"{shown} writes into {c.saved()}: write into a copy (`x = x.clone()` first), or build the new "
+                f"tensor without writing into it (`torch.where`, `torch.cat`).")
+    if c.method.endswith("_") and not c.method.startswith("_"):
+        return (f"{shown} ({c.op}) overwrote {c.saved()}: use the out-of-place `{c.method[:-1]}` "
+                f"(`t = t.{c.method[:-1]}(...)`), or write into a `clone()` of the tensor.")
+    return f"{shown} overwrote {c.saved()}: make that operation out of place, or make it write into a `clone()`."
+
+
+def suggestions(report: Any, read: Read | None = None) -> tuple[list[Suggestion], Suggestion] | None:
+    """(the rewrites as suggestions, the words) for a report; None when it names no culprit."""
+    c = culprit_of(report)
+    if c is None:
+        return None
+    read = read or read_source
+    found = []
+    for r in rewrites(c, read):
+        original = read(r.file)
+        if original is not None:
+            found.append(Suggestion.of(r, original))
+    code = without_comment(_str(report["culprit"].get("code")))
+    return found, Suggestion(words(c, code, read), c.file, c.line, code)
+
+
+def suggest(report: Any, read: Read | None = None) -> Suggestion | None:
+    """The suggestion to show: the first rewrite, else the words."""
+    found = suggestions(report, read)
+    if found is None:
+        return None
+    return found[0][0] if found[0] else found[1]
+
+
+def suggest_from_line(report: Any) -> Suggestion | None:
+    """For the grader: from the op names and line texts in the report alone (its files are not read)."""
+    c = culprit_of(report)
+    code = report["culprit"].get("code") if c is not None else None
+    if c is None or not isinstance(code, str) or len(code) > MAX_LINE:
+        return suggest(report, read=lambda file: None) if c is not None else None
+    lines = {c.line: code.strip()}
+    saved = report.get("saved_by") if isinstance(report.get("saved_by"), dict) else {}
+    if saved.get("file") == c.file and isinstance(saved.get("line"), int) and isinstance(saved.get("code"), str):
+        if len(saved["code"]) <= MAX_LINE and saved["line"] != c.line:
+            lines[saved["line"]] = saved["code"].strip()
+    text = _text(lines)
+    try:
+        parsed(text)
+    except Exception:  # noqa: BLE001 - the saved line did not parse alone: use the culprit line only
+        text = _text({c.line: code.strip()})
+    found = suggestions(report, read=lambda file: text if file == c.file else None)
+    if found is None:
+        return None
+    rewritten, said = found
+    if module_ops(c.op) and not any(s.kind == "not_inplace" for s in rewritten):
+        return said  # the module was built elsewhere in the answer: say where to look, not a copy
+    return rewritten[0] if rewritten else said
+
+
+def _statement(c: Culprit, read: Read) -> tuple[Source | None, cst.SimpleStatementLine | None]:
+    """The culprit's file, parsed, and its statement; (None, None) where either cannot be had."""
+    text = read(c.file)
+    if text is None:
+        return None, None
+    try:
+        src = parsed(text)
+    except Exception:  # noqa: BLE001 - a file or a line libcst cannot parse: words only
+        return None, None
+    return src, src.statement_at(c.line)
+
+
+def without_comment(code: str | None) -> str | None:
+    """`h = torch.relu(x)` for `h = torch.relu(x)  # saved`: the statement, for a sentence."""
+    if code is None or len(code) > MAX_LINE:
+        return code
+    try:
+        stmt = statement(code)
+    except Exception:  # noqa: BLE001 - a fragment of a statement: shown as it is
+        return code
+    return "; ".join(plain_code(s) for s in stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else code
+
+
+def read_source(file: str) -> str | None:
+    """A file's text as Python sees it: linecache knows notebook cells and the grader's `<answer>`."""
+    lines = linecache.getlines(file)
+    return "".join(lines) if lines else None
+
+
+def _text(lines: dict[int, str]) -> str:
+    return "".join(lines.get(i, "") + "\n" for i in range(1, max(lines) + 1))
+
+
+def _subscript_write(stmt: cst.SimpleStatementLine) -> bool:
+    small = stmt.body[0] if len(stmt.body) == 1 else None
+    targets = [small.target] if isinstance(small, cst.AugAssign) else (
+        [t.target for t in small.targets] if isinstance(small, cst.Assign) else [])
+    return any(isinstance(t, cst.Subscript) for t in targets)
+
+
+def _names_in(code: str | None) -> set[str]:
+    try:
+        return names_read(statement(code)) if code else set()
+    except Exception:  # noqa: BLE001 - unparsable: no names known
+        return set()
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _chain(value: Any) -> tuple[tuple[str, int], ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple((s["file"], s["line"]) for s in value[:32]
+                 if isinstance(s, dict) and isinstance(s.get("file"), str) and isinstance(s.get("line"), int))

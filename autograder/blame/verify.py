@@ -1,0 +1,150 @@
+"""Is a rewrite right? Run the rewritten program and the reference, each in a fresh interpreter, and compare.
+
+"Verified" means both:
+1. the error is gone: the rewritten program runs to its end with the reference's exit status, raising nothing;
+2. the gradients are equal: after each backward pass (the first `MAX_BACKWARDS`), the `.grad` of every leaf
+   tensor the pass could reach equals the reference's, and so do the values of those leaves when the program
+   ends (an optimizer step that now uses other gradients shows there), within the named tolerance of the dtype.
+
+The reference (gradients.py) is the original program with every tensor autograd saves cloned as it is saved,
+so that no write reaches what backward reads; for a rewrite that claims to make the culprit out of place
+(`+=` expanded, `inplace=True` dropped), the culprit call itself also runs out of place there: the program
+with the culprit op made out of place. A rewrite that keeps the write (a `clone()` first) is compared with
+the write kept. A detached recurrent state promises other maths (truncated backpropagation through time),
+so it is compared with the "truncated" reference, in which each backward stops at the graph built before
+the previous one.
+
+Both run with float64 as the default dtype where the program allows it (the rewrite's rounding then hides
+below the tolerance), else in the program's own dtypes. What this cannot see: gradients taken with
+`torch.autograd.grad` (they reach no `.grad`), tensors no backward reaches, leaves created in a different
+order by the rewrite (then reported as a mismatch, never as equal), and anything after `MAX_BACKWARDS`
+passes except the final values; a program that draws random numbers differently after the rewrite fails.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .gradients import MAX_BACKWARDS
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+    why: str
+
+
+TOLERANCES = {
+    True: Tolerance(1e-9, 1e-12, "float64: a rewrite may only change the order of a few roundings (eps 2.2e-16)"),
+    False: Tolerance(1e-5, 1e-7, "float32 (the program would not run in float64): eps 1.2e-7 times a few hundred"),
+}
+"""By whether the runs used float64."""
+
+RUN_TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class Verdict:
+    error_gone: bool
+    gradients_equal: bool
+    detail: str
+    """One sentence: what was compared and how far apart, or why it could not be."""
+
+    @property
+    def verified(self) -> bool:
+        return self.error_gone and self.gradients_equal
+
+
+def record(script: str, args: list[str], mode: str, float64: bool, timeout: float = RUN_TIMEOUT,
+           out_of_place: str | None = None) -> dict[str, Any]:
+    """Runs the script in a fresh interpreter under gradients.py and returns its recording."""
+    with tempfile.TemporaryDirectory(prefix="blame-fix-") as tmp:
+        out = Path(tmp) / "recording.pt"
+        command = [sys.executable, "-m", "autograder.blame.gradients", "--mode", mode, "--out", str(out),
+                   *(["--float64"] if float64 else []), *(["--out-of-place", out_of_place] if out_of_place else []),
+                   script, *args]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])))
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return _failed(f"it ran longer than {timeout:.0f} s", float64)
+        if not out.exists():
+            return _failed(f"it crashed (exit {done.returncode}): {done.stderr.strip()[-300:]}", float64)
+        return torch.load(out, weights_only=True)
+
+
+def reference(script: str, args: list[str], mode: str, timeout: float = RUN_TIMEOUT,
+              out_of_place: str | None = None) -> dict[str, Any]:
+    """The reference recording, in float64 when the program runs in it, else in its own dtypes."""
+    first = record(script, args, mode, True, timeout, out_of_place)
+    if first["error"] is None:
+        return first
+    return record(script, args, mode, False, timeout, out_of_place)
+
+
+def verify(script: str, args: list[str], ref: dict[str, Any], timeout: float = RUN_TIMEOUT) -> tuple[Verdict, dict]:
+    """Runs the (rewritten) script as the reference ran and compares. Returns the verdict and the recording."""
+    fixed = record(script, args, "plain", ref["float64"], timeout)
+    return compare(ref, fixed), fixed
+
+
+def compare(ref: dict[str, Any], fixed: dict[str, Any]) -> Verdict:
+    if ref["error"] is not None:
+        return Verdict(False, False, f"cannot verify: the program fails even with every saved tensor kept as it "
+                                     f"was saved ({ref['error']['type']}: {ref['error']['message'][:200]})")
+    error = fixed["error"]
+    if error is not None:
+        what = "the in-place error remains" if error["inplace"] else "it now raises"
+        return Verdict(False, False, f"{what}: {error['type']}: {error['message'][:200]}")
+    if fixed["status"] != ref["status"]:
+        return Verdict(False, False, f"it exits with {fixed['status']}, the reference with {ref['status']}")
+    if fixed["count"] != ref["count"]:
+        return Verdict(True, False, f"{fixed['count']} backward passes, the reference {ref['count']}")
+    if fixed["shapes"] != ref["shapes"]:
+        return Verdict(True, False, f"its backward passes reach other leaf tensors ({len(fixed['shapes'])} "
+                                    f"against {len(ref['shapes'])}, or in another order)")
+    tol = TOLERANCES[bool(ref["float64"])]
+    worst = 0.0
+    for k, (a, b) in enumerate([*zip(ref["backwards"], fixed["backwards"]), (ref["final"], fixed["final"])]):
+        for i, (x, y) in enumerate(zip(a, b)):
+            x, y = _zeros_for_none(x, y), _zeros_for_none(y, x)
+            if x is None:
+                continue
+            if not torch.allclose(y, x, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
+                where = "at the end" if k == len(ref["backwards"]) else f"after backward {k + 1}"
+                return Verdict(True, False, f"leaf tensor {i} {list(x.shape)} differs {where} by up to "
+                                            f"{(y - x).abs().max().item():.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})")
+            if x.numel():
+                worst = max(worst, (y - x).abs().max().item())
+    passes = min(ref["count"], MAX_BACKWARDS)
+    if ref.get("out_of_place_calls") == 0:
+        return Verdict(True, False, "the culprit call could not be made out of place in the reference run, so "
+                                    "the rewrite's claim could not be checked")
+    leaves = f"{len(ref['shapes'])} leaf tensor" + ("s" if len(ref["shapes"]) != 1 else "")
+    after = "the backward pass" if passes == 1 else f"each of the first {passes} backward passes"
+    return Verdict(True, True, f"the gradients of the {leaves} after {after}, and their final values, equal the "
+                               f"reference's (largest difference {worst:.2g}; {tol.why}: rtol {tol.rtol:g}, "
+                               f"atol {tol.atol:g})")
+
+
+def _zeros_for_none(x: torch.Tensor | None, other: torch.Tensor | None) -> torch.Tensor | None:
+    """No gradient and a zero gradient are the same maths."""
+    return torch.zeros_like(other) if x is None and other is not None else x
+
+
+def _failed(why: str, float64: bool) -> dict[str, Any]:
+    return {"status": 1, "count": 0, "backwards": [], "shapes": [], "final": [], "float64": float64,
+            "error": {"type": "RunFailed", "message": why, "inplace": False, "report": None}}
+
+
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parents[2])

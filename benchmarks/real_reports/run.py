@@ -1,0 +1,70 @@
+"""How many real reports of the in-place error `autograder blame --fix` repairs, and verifies, unaided.
+
+Each `r*.py` beside this file is a small CPU script made from a public report of the error (its source and
+the original code are quoted at its top). For each, on a copy in a temporary folder: check that the copy
+raises the error, run `autograder blame --fix --json` on it, and read what it did. A report counts as
+"repaired and verified" only when the exit status is 0, the JSON says verified, the copy now runs without
+error, and the backup holds the original. Otherwise it got "words only" (exit 3: no rewrite was verified).
+
+    .venv/bin/python benchmarks/real_reports/run.py [NAME ...]
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+
+def run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args, script.name], cwd=cwd, capture_output=True, text=True,
+                          timeout=1800, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def one(script: Path) -> dict:
+    with tempfile.TemporaryDirectory(prefix="real-report-") as tmp:
+        copy = Path(tmp) / script.name
+        shutil.copy(script, copy)
+        broken = run(copy, cwd=copy.parent)
+        start = time.perf_counter()
+        done = run(copy, "-m", "autograder.blame.script", "--fix", "--json", cwd=copy.parent)
+        seconds = time.perf_counter() - start
+        fix = (json.loads(done.stdout) if done.stdout.strip() else {}).get("fix") or {}
+        after = run(copy, cwd=copy.parent)
+        backup = copy.with_name(copy.name + ".orig")
+        repaired = (done.returncode == 0 and fix.get("verified") is True and after.returncode == 0
+                    and backup.exists() and backup.read_bytes() == script.read_bytes())
+        return {"name": script.stem, "raised": "modified by an inplace operation" in broken.stderr,
+                "status": done.returncode, "repaired": repaired, "kind": fix.get("kind"), "seconds": seconds,
+                "why": (fix.get("verification") or fix.get("words") or done.stderr.strip()[-200:])[:150]}
+
+
+def main(names: list[str]) -> int:
+    scripts = sorted(HERE.glob("r[0-9]*.py"))
+    if names:
+        scripts = [s for s in scripts if any(n in s.stem for n in names)]
+    rows = []
+    print(f"{'report':34s} {'raised':>6s} {'exit':>4s} {'result':>22s} {'rewrite':>13s} {'s':>5s}")
+    for script in scripts:
+        r = one(script)
+        rows.append(r)
+        result = "repaired and verified" if r["repaired"] else "words only"
+        print(f"{r['name']:34s} {str(r['raised']):>6s} {r['status']:>4d} {result:>22s} {str(r['kind']):>13s} "
+              f"{r['seconds']:5.1f}")
+        if not r["repaired"]:
+            print(f"{'':34s} the {r['kind']} rewrite was tried and undone: {r['why']}")
+    repaired = sum(r["repaired"] for r in rows)
+    print(f"\n{repaired} of {len(rows)} repaired and verified, {len(rows) - repaired} got words only; "
+          f"{sum(r['raised'] for r in rows)} of {len(rows)} copies raised the error before the fix.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,257 @@
+"""From the culprit to the fix (`autograder blame` suggestions, `--fix`): every program of the locator's test
+set gets a suggestion, each automatic fix is verified by running it again, a rewrite that is not verified
+leaves no trace, and the grader's feedback shows the suggestion made from the report's text alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder import trials as trial_plan
+from autograder.blame import explain, locate, report_of
+from autograder.blame.suggest import suggest, suggest_from_line, suggestions
+from autograder.blame.verify import compare
+from autograder.exercises import get
+from autograder.export.html import culprit_lines
+from autograder.feedback import explain as feedback
+from autograder.harness import run_answer
+from autograder.outcome import ErrorInfo
+from tests.blame_cases import cases
+from tests.conftest import ROOT, solution_code
+from tests.test_blame import CASES_DIR, marked
+
+FIXED_CASES = {**dict.fromkeys(cases.CASES, None), "helper_function": None, "other_module": None, "several": None}
+KIND = {"iadd": "expand", "add_": "out_of_place", "mul_": "out_of_place", "zero_": "clone_first",
+        "clamp_": "out_of_place", "index_assignment": "clone_first", "index_put_": "out_of_place",
+        "masked_fill_": "out_of_place", "copy_": "clone_first", "out_argument": "out_of_place",
+        "relu_module_inplace": "not_inplace", "dropout_inplace": "not_inplace", "through_view": "clone_saved",
+        "through_detach": "clone_saved", "optimizer_step": "detach_state", "custom_function": "out_of_place",
+        "helper_function": "clone_saved", "other_module": "expand", "several": "expand"}
+"""The rewrite `--fix` keeps for each program of tests/blame_cases (the first verified one)."""
+
+
+def report_json(fn) -> dict:
+    with pytest.raises(RuntimeError) as info, locate():
+        fn()
+    return report_of(info.value).to_json()
+
+
+def line_text(fn, marker: str) -> tuple[int, str]:
+    file, line = marked(fn, marker)
+    return line, Path(file).read_text().splitlines()[line - 1]
+
+
+@pytest.mark.parametrize("name", FIXED_CASES)
+def test_every_program_of_the_locators_test_set_gets_a_rewrite(name):
+    s = suggest(report_json(getattr(cases, name)))
+    assert s is not None and s.after is not None and s.diff.startswith("--- "), (name, s)
+    assert s.kind == KIND[name], (name, s.kind)  # the first suggestion is the one --fix keeps
+
+
+def test_the_standard_rewrites_exactly():
+    src = CASES_DIR / "cases.py"
+    lines = src.read_text().splitlines()
+    line, before = line_text(cases.iadd, "culprit")
+    s = suggest(report_json(cases.iadd))
+    assert (s.file, s.line, s.before, s.after) == (str(src), line, before, "    h = h + torch.ones(3, 4)  # culprit")
+    assert s.diff == (f"--- {src}\n+++ {src}\n@@ -{line - 1},3 +{line - 1},3 @@\n {lines[line - 2]}\n-{before}\n"
+                      f"+    h = h + torch.ones(3, 4)  # culprit\n {lines[line]}\n")
+    assert "`h = torch.relu(x * 1.0)` (line" in s.why  # the saver, without its comment
+
+    expected = {
+        cases.masked_fill_: "    p = p.masked_fill(torch.arange(5) > 2, 0.0)  # culprit",
+        cases.clamp_: "    h = h.clamp(0.2, 0.8)  # culprit",
+        cases.out_argument: "    scale = torch.mul(torch.ones(3), 2.0)  # culprit",
+        cases.dropout_inplace: "    y = F.dropout(h, p=0.5, training=True)  # culprit",
+        cases.index_assignment: "    h = h.clone()\n    h[0] = 0.0  # culprit",
+        cases.copy_: "    h = h.clone()\n    h.copy_(torch.zeros(3))  # culprit",
+    }
+    for fn, after in expected.items():
+        line, before = line_text(fn, "culprit")
+        s = suggest(report_json(fn))
+        assert (s.line, s.before, s.after) == (line, before, after), fn.__name__
+
+    s = suggest(report_json(cases.relu_module_inplace))  # fixed where the module is built, not where it is called
+    built = next(i for i, text in enumerate(lines, 1) if text.strip() == "act = nn.ReLU(inplace=True)")
+    assert (s.line, s.before, s.after) == (built, "    act = nn.ReLU(inplace=True)", "    act = nn.ReLU()")
+
+    s = suggest(report_json(cases.optimizer_step))  # the state carried across steps is detached first
+    line, saver = line_text(cases.optimizer_step, "saved")
+    assert (s.kind, s.line, s.before, s.after) == ("detach_state", line, saver, "        h = h.detach()\n" + saver)
+    assert "truncated backpropagation through time" in s.why
+
+
+def test_rewrites_keep_the_files_formatting_and_comments():
+    text = ("import torch\n\n\ndef f(x):  # a comment\n    h  =  torch.relu( x )   # saved, odd spacing\n"
+            "    # a comment above the write\n    h  +=  x * 2   # the write\n\n    return h.sum()\n")
+    report = {"culprit": {"op": "torch.Tensor.add_", "file": "m.py", "line": 7, "code": "h  +=  x * 2   # the write"},
+              "saved_by": {"op": "torch.relu", "file": "m.py", "line": 5, "code": "h  =  torch.relu( x )"}}
+    s = suggest(report, read={"m.py": text}.get)
+    assert s.rewrite.text == text.replace("h  +=  x * 2   # the write", "h = h + (x * 2)   # the write")
+    copy = [r for r in suggestions(report, read={"m.py": text}.get)[0] if r.kind == "clone_saved"][0]
+    assert copy.rewrite.text == text.replace("   # saved, odd spacing\n", "   # saved, odd spacing\n    h = h.clone()\n")
+
+
+def test_the_grader_suggests_from_the_reports_text_alone():
+    iadd = {"culprit": {"op": "torch.Tensor.add_", "file": "<answer>", "line": 3, "code": "y += 1"},
+            "saved_by": {"op": "torch.relu", "file": "<answer>", "line": 2, "code": "y = x.relu()"}}
+    s = suggest_from_line(iadd)
+    assert (s.line, s.before, s.after) == (3, "y += 1", "y = y + 1")
+    module = {"culprit": {"op": "torch.nn.functional.relu", "file": "<answer>", "line": 7, "code": "x = self.act(x)"}}
+    assert suggest_from_line(module).after is None and "inplace=True" in suggest_from_line(module).why
+    step = {"culprit": {"op": "torch.Tensor.add_", "file": "<answer>", "line": 9, "code": "opt.step()"}}
+    assert suggest_from_line(step).after is None and "run the forward again" in suggest_from_line(step).why
+    for bad in (None, {}, {"culprit": None}, {"culprit": {"op": 3, "line": "x"}}, {"culprit": {
+            "op": "torch.Tensor.add_", "file": "<answer>", "line": 1, "code": "(" * 500 + "x += 1"}}):
+        s = suggest_from_line(bad)
+        assert s is None or s.after is None  # nothing a worker sends makes the grader fail or parse forever
+
+    error = ErrorInfo("RuntimeError", "one of the variables needed for gradient computation has been modified by "
+                      "an inplace operation: [torch.FloatTensor [3]] is at version 1", 7, "x", culprit=iadd)
+    text = feedback(error)
+    assert "A fix to try (line 3): `y += 1` -> `y = y + 1`." in text
+    assert culprit_lines(text) == [7, 3]  # the suggestion points at no other line of the answer
+
+
+def test_a_students_failing_trial_gets_the_fix_in_its_feedback():
+    """The worker's culprit dict (plain JSON), then the grader's feedback, made from its text alone."""
+    code = solution_code("residual_add").replace("out = out + x  #", "out += x  #")
+    line = next(i for i, text in enumerate(code.splitlines(), 1) if "out += x  #" in text)
+    exercise = get("residual_add")
+    trials = trial_plan.plan(exercise, ("cpu",), True)
+    report = run_answer(exercise, code, trials, trial_plan.draw(exercise, trials, trial_plan.PUBLIC_SEED))
+    error = next(o.error for o in report.outcomes.values() if o.error is not None)
+    json.dumps(error.culprit)
+    assert f"A fix to try (line {line}): `out += x` -> `out = out + x`. Why: `out += x` writes into" in feedback(error)
+
+
+def test_the_suggestion_modules_load_without_torch():
+    code = "import sys, autograder.blame.suggest; assert 'torch' not in sys.modules, 'torch was imported'"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_explain_shows_the_suggestion_beside_the_culprit(capsys):
+    explain(cases.iadd)
+    out = capsys.readouterr().out
+    assert "modified by  torch.Tensor.add_" in out
+    assert "Suggested fix (not verified: nothing was run again):" in out
+    assert "+    h = h + torch.ones(3, 4)  # culprit" in out
+
+
+def recording(grads, final, error=None, status=0, float64=True):
+    return {"status": status, "count": len(grads), "backwards": grads, "final": final, "float64": float64,
+            "shapes": [tuple(t.shape) for t in final], "error": error, "out_of_place_calls": None}
+
+
+def test_gradients_are_compared_leaf_by_leaf_with_a_named_tolerance():
+    a, b = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([3.0], dtype=torch.float64)
+    ref = recording([[a, None]], [a, b])
+    assert compare(ref, recording([[a + 1e-13, torch.zeros(1, dtype=torch.float64)]], [a, b])).verified
+    verdict = compare(ref, recording([[a + 1e-6, None]], [a, b]))
+    assert not verdict.verified and verdict.error_gone and "leaf tensor 0 [2] differs after backward 1" in verdict.detail
+    assert "differs at the end" in compare(ref, recording([[a, None]], [a, b * 2])).detail
+    inplace = {"type": "RuntimeError", "message": "one of the variables ...", "inplace": True, "report": None}
+    assert not compare(ref, recording([], [], error=inplace, status=1)).error_gone
+    assert "cannot verify" in compare(recording([], [], error=inplace, status=1), ref).detail
+    assert "reach other leaf tensors" in compare(ref, recording([[a]], [a])).detail
+
+
+def blame_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder.blame.script", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def test_json_carries_the_suggestion_unverified(tmp_path):
+    shutil.copy(CASES_DIR / "seed001_script.py", tmp_path)
+    done = blame_cli("--json", "seed001_script.py", cwd=tmp_path)
+    fix = json.loads(done.stdout)["fix"]
+    assert done.returncode == 1
+    assert {k: fix[k] for k in ("file", "line", "before", "after", "verified", "kind")} == {
+        "file": "seed001_script.py", "line": 17, "before": "        h += x  # culprit",
+        "after": "        h = h + x  # culprit", "verified": None, "kind": "expand"}
+    assert fix["why"].startswith("`h += x` writes into the tensor that `h = torch.relu(self.fc(x))` (line 16)")
+
+
+@pytest.mark.slow
+def test_fix_writes_the_verified_rewrite_and_keeps_a_backup(tmp_path):
+    original = (CASES_DIR / "seed001_script.py").read_bytes()
+    script = tmp_path / "seed001_script.py"
+    script.write_bytes(original)
+    done = blame_cli("--fix", "--json", script.name, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    fix = json.loads(done.stdout)["fix"]
+    assert fix["verified"] is True and fix["backup"] == "seed001_script.py.orig"
+    assert "equal the reference's" in fix["verification"]
+    assert (tmp_path / "seed001_script.py.orig").read_bytes() == original
+    assert script.read_text() == original.decode().replace("h += x  # culprit", "h = h + x  # culprit")
+    assert subprocess.run([sys.executable, script.name], cwd=tmp_path, capture_output=True).returncode == 0
+
+
+STEP_BETWEEN_BACKWARDS = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+lin = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 1))
+opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+out = lin(torch.randn(4, 3))
+loss1, loss2 = out.sum(), out.pow(2).sum()  # two losses, one graph
+opt.zero_grad()
+loss1.backward(retain_graph=True)
+opt.step()
+loss2.backward()  # needs the parameters before the step
+opt.step()
+"""
+
+
+@pytest.mark.slow
+def test_fix_restores_the_file_when_no_rewrite_is_verified(tmp_path):
+    script = tmp_path / "two_losses.py"
+    script.write_text(STEP_BETWEEN_BACKWARDS)
+    before = script.stat().st_mtime_ns
+    done = blame_cli("--fix", script.name, cwd=tmp_path)
+    assert done.returncode == 3, done.stdout[-3000:]
+    assert "Tried (move_step) two_losses.py:11: not kept:" in done.stdout  # it was written, run, and undone
+    assert "Not fixed: no rewrite could be verified, so no file was changed." in done.stdout
+    assert "run the forward again after the step" in done.stdout
+    assert script.read_text() == STEP_BETWEEN_BACKWARDS and script.stat().st_mtime_ns == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["two_losses.py"]  # no backup left behind
+
+
+def test_fix_without_any_rewrite_exits_3_with_the_words(tmp_path):
+    script = tmp_path / "hidden_backward.py"
+    script.write_text(STEP_BETWEEN_BACKWARDS.replace("loss2.backward()  #", "second()  #").replace(
+        "opt.zero_grad()\n", "opt.zero_grad()\n\n\ndef second():\n    loss2.backward()\n\n\n"))
+    done = blame_cli("--fix", "--json", script.name, cwd=tmp_path)
+    fix = json.loads(done.stdout)["fix"]
+    assert done.returncode == 3 and fix["verified"] is False and fix["after"] is None
+    assert "Two fixes, two different maths" in fix["why"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hidden_backward.py"]
+
+
+def case_script(name: str, folder: Path) -> Path:
+    """A program of tests/blame_cases as a script: the cases module, then a call of the one case."""
+    source = (CASES_DIR / "cases.py").read_text().replace("from . import helpers", "import helpers")
+    shutil.copy(CASES_DIR / "helpers.py", folder)
+    script = folder / "case.py"
+    script.write_text(source + f"\n\n{name}()\n")
+    return script
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FIXED_CASES)
+def test_every_program_of_the_test_set_is_fixed_and_verified(name, tmp_path):
+    script = case_script(name, tmp_path)
+    done = blame_cli("--fix", "--json", script.name, cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    fix = json.loads(done.stdout)["fix"]
+    assert fix["verified"] is True and fix["kind"] == KIND[name], fix
+    assert (tmp_path / (Path(fix["file"]).name + ".orig")).exists()
+    assert subprocess.run([sys.executable, script.name], cwd=tmp_path, capture_output=True).returncode == 0
