@@ -25,6 +25,7 @@ from .exercises import EXERCISES, get
 from .files import RefusedFile, json_text, plain_data, read_bounded, safe_text, write_atomically
 from .grade import grade
 from .harness import run_reference
+from .outcome import RunReport
 from .report import gradebook_csv
 from .result import STATUSES, Result
 from .runner import Job, Runner
@@ -33,6 +34,12 @@ from .submission import MAX_BYTES, SubmissionError, answer_code
 
 STDOUT_KEPT = 4000
 """Characters of a submission's printed output kept in its results.json."""
+
+TEACHER_ONLY = ("teacher_stdout", "grader_traceback", "submission_path")
+"""results.json fields for the teacher alone: nothing derived from them may reach a student. Everything
+else reads the same whatever the salt (timings aside), and holds nothing of the hidden inputs:
+`teacher_stdout` is all the submission printed, hidden trials included; `stdout`, what it printed while
+loading and on public trials, appears only where the runner can tell that part apart (`public_stdout`)."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,9 @@ class References:
 
         with self._locks[exercise.id]:
             if exercise.id not in self._made:
-                trials = trial_plan.plan(exercise, self.settings.devices, public_only=False)
+                planned = trial_plan.plan(exercise, self.settings.devices, public_only=False)
+                # public trials first: what the answer does on them cannot depend on a hidden input it met before
+                trials = tuple(sorted(planned, key=lambda t: not exercise.scenario(t.scenario).public))
                 _, inputs, _ = load_public(exercise)  # per scenario and dtype: they serve every device
                 seed = trial_plan.derive_seed(self.settings.salt, exercise.id)
                 inputs.update(trial_plan.draw_hidden(exercise, trials, seed))
@@ -142,12 +151,22 @@ def _grade_file(path: Path, name: str, settings: Settings, runner: Runner, refer
     exercise = get(exercise_id)
     try:
         trials, inputs, reference = (references or References(settings)).get(exercise)
-        report = runner.run(Job(exercise.id, answer.code, trials, inputs, settings.timeout))
-        result = grade(exercise, report, reference, trials, inputs, submission=name)
+        hidden = frozenset(key for key in inputs if not exercise.scenario(key.split("/")[0]).public)
+        report = runner.run(Job(exercise.id, answer.code, trials, inputs, settings.timeout, hidden=hidden))
+        result = grade(exercise, report, reference, trials, inputs, submission=name, answer=answer.code)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
         return grader_error(name, exercise.id, e)
-    extra = {"stdout": report.stdout[:STDOUT_KEPT]} if report.stdout else {}
-    return Result(**{**result.__dict__, "execution_time": time.perf_counter() - start, "extra": extra})
+    return Result(**{**result.__dict__, "execution_time": time.perf_counter() - start, "extra": printed(report)})
+
+
+def printed(report: RunReport) -> dict[str, str]:
+    """What the submission printed, for results.json. The whole of it went on while hidden trials ran too,
+    so it is the teacher's alone; `stdout`, for students, is only what a runner could tell was printed before
+    any hidden input reached the answer (RunReport.public_stdout; None where it cannot tell)."""
+    extra = {"teacher_stdout": report.stdout[:STDOUT_KEPT]} if report.stdout else {}
+    if report.public_stdout:
+        extra["stdout"] = report.public_stdout[:STDOUT_KEPT]
+    return extra
 
 
 def grader_error(name: str, exercise_id: str | None, error: BaseException) -> Result:

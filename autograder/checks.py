@@ -1,18 +1,22 @@
 """Reusable checks: each factory returns a pure `evaluate(evidence) -> Verdict`.
 
 Tolerances have names and reasons; floats are never compared with `==`. A failure message says what
-was checked, in which trial, and how far off it was, never the hidden inputs or expected values.
+was checked, in which trial, and how far off it was; each failure also carries the words that may be shown
+when it was found on hidden inputs (evidence.Failed): what was checked and the kind of miss, no number.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import torch
 
-from .evidence import Evidence, GraderError, Pair
+from .evidence import Evidence, Failed, GraderError, Pair, failed
 from .feedback import explain
+from .outcome import ErrorInfo
 from .spec import PASS, Verdict
 
 
@@ -61,11 +65,52 @@ def mismatch(got: object, want: torch.Tensor, tol: Tolerance) -> str | None:
     return f"differs in {int((got != want).sum())} of {want.numel()} entries"
 
 
+def miss_kind(got: object, want: object) -> str:
+    """What `mismatch` found, in words that hold no number and nothing of `got`: for hidden inputs."""
+    if isinstance(got, str):
+        return "holds no value (for a gradient: its `.grad` was None)"
+    if isinstance(want, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            return "is not a tensor"
+        if tuple(got.shape) != tuple(want.shape):
+            return "has the wrong shape"
+        if got.is_floating_point() and torch.isnan(got).any() and not torch.isnan(want.double()).any():
+            return "contains NaN"
+        return "differs from the reference beyond the tolerance"
+    return "is not the expected value"
+
+
+def explained(error: ErrorInfo) -> str:
+    """feedback.explain, remembered: the same error recurs across trials, checks and classmates, and its
+    culprit's fix suggestion costs tens of milliseconds to make."""
+    culprit = json.dumps(error.culprit, sort_keys=True, default=repr) if error.culprit is not None else None
+    return _explained(error.type, error.message, error.line, error.code, culprit)
+
+
+@functools.lru_cache(maxsize=512)
+def _explained(type_name: str, message: str, line: int | None, code: str | None, culprit: str | None) -> str:
+    return explain(ErrorInfo(type_name, message, line, code, json.loads(culprit) if culprit is not None else None))
+
+
 def why_missing(pair: Pair, key: str) -> str:
     """The message for an observation that was never made: the error that stopped it, if any."""
     if pair.got.error is not None:
-        return f"In {pair.label}: {explain(pair.got.error)}"
+        return f"In {pair.label}: {explained(pair.got.error)}"
     return f"In {pair.label}: `{key}` was not observed (did your code return early or return None?)."
+
+
+def missing(ev: Evidence, pair: Pair, key: str, shown: str | None = None) -> Failed:
+    """The failure for an observation that was never made (why_missing); on hidden inputs, the error that
+    stopped it is described by grade.py, from its type and line."""
+    name = shown or ev.shown_name(key)
+    if pair.got.error is not None:
+        return failed(why_missing(pair, key), f"{name} was not computed")
+    return failed(why_missing(pair, key), f"{name} was not observed (did your code return early or return None?)")
+
+
+def _prefix(keys: Iterable[str], key: str) -> str | None:
+    """The selector among `keys` that picked `key` (`grad ` for `grad x`), or None if named exactly."""
+    return next((k for k in keys if k.endswith(" ") and key.startswith(k) and key != k), None)
 
 
 def _select(keys: Iterable[str], available: Iterable[str]) -> list[str]:
@@ -91,18 +136,21 @@ def matches_reference(
             for key in _select(keys, pair.want.values):
                 compared += 1
                 if key not in pair.got.values:
-                    return Verdict(False, why_missing(pair, key))
+                    found = missing(ev, pair, key)
+                    return failed(found.message, f"{what}: {found.hidden}")
                 want = pair.want.values[key]
                 got = pair.got.values[key]
+                if isinstance(want, float):
+                    got = torch.tensor(float(got)) if isinstance(got, (int, float)) else got
+                    want = torch.tensor(want)
                 if isinstance(want, torch.Tensor):
                     problem = mismatch(got, want, tolerance(pair.trial.dtype, pair.trial.device))
-                elif isinstance(want, float):
-                    problem = mismatch(torch.tensor(float(got)) if isinstance(got, (int, float)) else got,
-                                       torch.tensor(want), tolerance(pair.trial.dtype, pair.trial.device))
                 else:
                     problem = None if got == want else f"is {got!r}, expected {want!r}"
                 if problem:
-                    return Verdict(False, f"{what}: `{key}` {problem}, in {pair.label}.")
+                    kind = miss_kind(got, want)
+                    return failed(f"{what}: `{key}` {problem}, in {pair.label}.",
+                                  f"{what}: {ev.shown_name(key, _prefix(keys, key))} {kind}")
         if not compared:
             raise GraderError(f"nothing to compare for {keys} in {scenarios}: a check that cannot fail")
         return PASS
@@ -116,7 +164,7 @@ def completes(scenarios: tuple[str, ...], what: str) -> Callable[[Evidence], Ver
     def evaluate(ev: Evidence) -> Verdict:
         for pair in _some(ev.pairs(scenarios), scenarios):
             if pair.got.error is not None:
-                return Verdict(False, f"{what} failed. In {pair.label}: {explain(pair.got.error)}")
+                return failed(f"{what} failed. In {pair.label}: {explained(pair.got.error)}", f"{what} failed")
         return PASS
 
     return evaluate
@@ -128,9 +176,9 @@ def holds(key: str, scenarios: tuple[str, ...], failure: str) -> Callable[[Evide
     def evaluate(ev: Evidence) -> Verdict:
         for pair in _some(ev.pairs(scenarios), scenarios):
             if key not in pair.got.values:
-                return Verdict(False, why_missing(pair, key))
+                return missing(ev, pair, key)
             if pair.got.values[key] is not True:
-                return Verdict(False, f"{failure} (in {pair.label}).")
+                return failed(f"{failure} (in {pair.label}).", failure)
         return PASS
 
     return evaluate
@@ -152,7 +200,7 @@ def finite_differences_agree(scenarios: tuple[str, ...], failure: str) -> Callab
             for k in range(FD_DIRECTIONS):
                 values = pair.got.values
                 if f"fd {k} v" not in values:
-                    return Verdict(False, why_missing(pair, "gradcheck"))
+                    return missing(ev, pair, "gradcheck", "The gradient check")
                 numeric = (values[f"fd {k} plus"].double() - values[f"fd {k} minus"].double()) / (2 * FD_EPS)
                 numeric = float((numeric * values[f"fd {k} v"].double()).sum())
                 analytic = 0.0
@@ -162,8 +210,8 @@ def finite_differences_agree(scenarios: tuple[str, ...], failure: str) -> Callab
                     i += 1
                 tol = GRADCHECK_TOLERANCE
                 if not abs(numeric - analytic) <= tol.atol + tol.rtol * abs(numeric):
-                    return Verdict(False, f"{failure} (in {pair.label}: finite differences give {numeric:.6g} "
-                                          f"along a random direction, your backward gives {analytic:.6g}).")
+                    return failed(f"{failure} (in {pair.label}: finite differences give {numeric:.6g} "
+                                  f"along a random direction, your backward gives {analytic:.6g}).", failure)
         return PASS
 
     return evaluate

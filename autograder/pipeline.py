@@ -36,4 +36,5 @@ def grade_code(
         inputs = trial_plan.draw(exercise, trials, trial_plan.derive_seed(exercise_id, code) if seed is None else seed)
         reference = run_reference(exercise, trials, inputs)
     report = (runner or InProcessRunner()).run(Job(exercise_id, code, trials, inputs, timeout))
-    return grade(exercise, report, reference, trials, inputs, public_only=public_only, submission=submission)
+    return grade(exercise, report, reference, trials, inputs, public_only=public_only, submission=submission,
+                 answer=code)

@@ -185,7 +185,7 @@ def test_lone_surrogates_in_an_error_message_and_in_printed_output(folder, refer
         "prints.py": ("passed", "Every check passed"),
     })
     assert "bad \ufffd input" in by_name["raises.py"]["output"]
-    assert by_name["prints.py"]["stdout"] == "\ufffd printed\n"
+    assert by_name["prints.py"]["teacher_stdout"] == "\ufffd printed\n"
 
 
 def test_a_file_name_that_is_not_utf8(folder, references):

@@ -11,7 +11,7 @@ from autograder.evidence import GraderError
 from autograder.exercises import EXERCISES, get
 from autograder.grade import grade
 from autograder.harness import run_answer, run_reference
-from autograder.outcome import ErrorInfo, RunReport
+from autograder.outcome import ErrorInfo, Outcome, RunReport
 from autograder.pipeline import grade_code
 from autograder.spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
 from autograder.submission import is_answer_cell
@@ -148,3 +148,58 @@ def test_ctrl_c_while_loading_answer_code_stops_instead_of_becoming_a_verdict():
     assert error is not None and error.type == "SystemExit"  # a submission's own exit is its verdict
     with pytest.raises(KeyboardInterrupt):  # Ctrl-C (and a self-check's time limit) is not
         load_answer("raise KeyboardInterrupt\n")
+
+
+# ---- hidden means hidden (tests/test_hidden_stays_hidden.py attacks it end to end) ---------------------------
+
+SECRET = "SECRET [3, 4, 5, 5] 0.123456789"
+ANSWER = "import torch\nclass ResidualBlock(torch.nn.Module):\n    out += x  # the student's line 3\n"
+
+
+def _public_passes_hidden_raises(error, exercise=EX, answer=ANSWER):
+    """A report whose public trials match the reference and whose hidden trials all raise `error`."""
+    trials = plan.plan(exercise, ("cpu",), False)
+    inputs = plan.draw(exercise, trials, 7)
+    reference = run_reference(exercise, trials, inputs)
+    outcomes = {t.key: reference[t.key] if exercise.scenario(t.scenario).public else Outcome(error=error)
+                for t in trials}
+    return grade(exercise, RunReport(outcomes=outcomes), reference, trials, inputs, answer=answer)
+
+
+def test_a_visible_check_failing_only_on_hidden_inputs_says_which_error_and_line_not_its_message():
+    culprit = {"culprit": {"op": "torch.Tensor.add_", "file": "<answer>", "line": 3, "code": SECRET, "chain": []},
+               "saved_by": {"op": "torch.nn.functional.relu", "file": "<answer>", "line": 2, "code": SECRET},
+               "tensor": {"shape": [3, 4, 5, 5]}}
+    error = ErrorInfo("RuntimeError", "one of the variables needed for gradient computation has been modified by "
+                      f"an inplace operation: {SECRET}", 3, SECRET, culprit)
+    result = _public_passes_hidden_raises(error)
+    backward = next(t for t in result.tests if t.name == "backward runs")
+    assert backward.visibility == "visible" and backward.status == "failed"
+    assert "(on hidden inputs: scenario 'train', float32 on cpu)" in backward.output
+    assert "RuntimeError at line 3 of your answer (`out += x  # the student's line 3`)" in backward.output
+    assert "modified by an inplace operation" in backward.output and "What it means" in backward.output
+    assert "`torch.Tensor.add_` at line 3" in backward.output  # the culprit, its line read from the answer
+    assert all("SECRET" not in t.output and "[3, 4, 5, 5]" not in t.output for t in result.tests)
+
+
+@pytest.mark.parametrize("type_name, shown", [("ValueError", True), ("Shape_3_4_5_5", False), ("MyError", True)])
+def test_a_hidden_errors_type_is_shown_only_if_python_torch_or_the_answer_names_it(type_name, shown):
+    answer = ANSWER + "class MyError(Exception):\n    pass\n"
+    result = _public_passes_hidden_raises(ErrorInfo(type_name, SECRET, 99, SECRET), answer=answer)
+    backward = next(t for t in result.tests if t.name == "backward runs")
+    assert (f"raised {type_name}" in backward.output) is shown
+    assert "SECRET" not in backward.output and "line 99" not in backward.output  # no such line in the answer
+
+
+def test_the_reference_failing_on_hidden_inputs_is_a_grader_error_without_its_message():
+    toy = _toy(checks.matches_reference(("y",), "Output"), scenarios_public=False)
+    trials = plan.plan(toy, ("cpu",), False)
+    inputs = plan.draw(toy, trials, 0)
+    report = run_answer(toy, "def f(x):\n    return x * 2\n", trials, inputs)
+
+    def secret(x):
+        raise ValueError(f"{SECRET} {x.shape}")
+
+    with pytest.raises(GraderError, match="reference failed") as raised:
+        grade(toy, report, run_reference(toy, trials, inputs, {"f": secret}), trials, inputs)
+    assert "SECRET" not in str(raised.value)

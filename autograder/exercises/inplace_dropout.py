@@ -152,15 +152,18 @@ def _pairs(ev: Evidence, scenarios: tuple[str, ...]):
     return pairs
 
 
-def _fc_input(pair: Pair) -> torch.Tensor | Verdict:
+_NO_FC = "`self.fc` was never called. The head must pass its features through its `fc` submodule: `return self.fc(x)`."
+_FC_SHAPE = "The input of `fc` should have the shape of relu(proj(x))."
+
+
+def _fc_input(ev: Evidence, pair: Pair) -> torch.Tensor | Verdict:
     got = pair.got.values.get("fc input")
     if got is None:
         if pair.got.error is not None:
-            return Verdict(False, checks.why_missing(pair, "fc input"))
-        return Verdict(False, f"In {pair.label}: `self.fc` was never called. The head must pass its features "
-                              "through its `fc` submodule: `return self.fc(x)`.")
+            return checks.missing(ev, pair, "fc input")
+        return checks.failed(f"In {pair.label}: {_NO_FC}", _NO_FC)
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(pair.inputs["x"].shape):
-        return Verdict(False, f"In {pair.label}: the input of `fc` should have the shape of relu(proj(x)).")
+        return checks.failed(f"In {pair.label}: {_FC_SHAPE[0].lower()}{_FC_SHAPE[1:]}", _FC_SHAPE)
     return got
 
 
@@ -169,7 +172,7 @@ def _dropout(scenarios: tuple[str, ...]):
 
     def evaluate(ev: Evidence) -> Verdict:
         for pair in _pairs(ev, scenarios):
-            fc_in = _fc_input(pair)
+            fc_in = _fc_input(ev, pair)
             if isinstance(fc_in, Verdict):
                 return fc_in
             fc_in, a, p, tol = fc_in.double(), _hidden(pair), _p(pair), _tolerance(pair)
@@ -177,22 +180,28 @@ def _dropout(scenarios: tuple[str, ...]):
             where = f"in {pair.label} (ClassifierHead {_how_built(pair)}, training mode)"
             active = a > MARGIN * tol.atol
             if p > 0 and kept[active].all() and checks.mismatch(fc_in, a, tol) is None:
-                return Verdict(False, f"`fc` received relu(proj(x)) with nothing dropped: dropout with p = {p:g} "
-                                      f"must act on the features before `fc`, {where}.")
+                return checks.failed(f"`fc` received relu(proj(x)) with nothing dropped: dropout with p = {p:g} "
+                                     f"must act on the features before `fc`, {where}.",
+                                     "`fc` received relu(proj(x)) with nothing dropped: dropout must act on the "
+                                     "features before `fc` (training mode)")
             if checks.mismatch(fc_in, torch.where(kept, a / (1 - p), 0.0), tol) is not None:
                 sure = kept & active
                 scale = (fc_in[sure] / a[sure]).median().item() if sure.any() else float("nan")
-                return Verdict(False, f"Dropout should zero some entries of relu(proj(x)) and multiply the others "
-                                      f"by 1/(1-p) = {1 / (1 - p):.3g}; the kept entries of the input of `fc` "
-                                      f"are not that (they are about {scale:.3g} times relu(proj(x))), {where}.")
+                return checks.failed(f"Dropout should zero some entries of relu(proj(x)) and multiply the others "
+                                     f"by 1/(1-p) = {1 / (1 - p):.3g}; the kept entries of the input of `fc` "
+                                     f"are not that (they are about {scale:.3g} times relu(proj(x))), {where}.",
+                                     "Dropout should zero some entries of relu(proj(x)) and multiply the others by "
+                                     "1/(1-p); the kept entries of the input of `fc` are not that (training mode)")
             n = int(active.sum())
             if n == 0:
                 raise GraderError(f"{pair.label}: no positive features to measure the drop rate on")
             dropped = int((active & ~kept).sum()) / n
             slack = SIGMAS * math.sqrt(p * (1 - p) / n) + 0.5 / n
             if abs(dropped - p) > slack:
-                return Verdict(False, f"Dropout zeroed {dropped:.1%} of the positive features; with p = {p:g} it "
-                                      f"should zero about {p:.0%} (within {slack:.1%}), {where}.")
+                return checks.failed(f"Dropout zeroed {dropped:.1%} of the positive features; with p = {p:g} it "
+                                     f"should zero about {p:.0%} (within {slack:.1%}), {where}.",
+                                     "Dropout zeroed a fraction of the positive features far from p = drop_rate "
+                                     "(training mode)")
         return PASS
 
     return evaluate
@@ -203,17 +212,18 @@ def _fc_consistent(scenarios: tuple[str, ...]):
 
     def evaluate(ev: Evidence) -> Verdict:
         for pair in _pairs(ev, scenarios):
-            fc_in = _fc_input(pair)
+            fc_in = _fc_input(ev, pair)
             if isinstance(fc_in, Verdict):
                 return fc_in
             if "output" not in pair.got.values:
-                return Verdict(False, checks.why_missing(pair, "output"))
+                return checks.missing(ev, pair, "output")
             want = F.linear(fc_in.double(), _state(pair, "fc.weight"), _state(pair, "fc.bias"))
             problem = checks.mismatch(pair.got.values["output"], want, _tolerance(pair))
             if problem:
-                return Verdict(False, f"Forward output: in training mode the output should be fc(dropout(relu("
-                                      f"proj(x)))), but it is not fc of what `fc` received: it {problem}, "
-                                      f"in {pair.label}.")
+                said = ("Forward output: in training mode the output should be fc(dropout(relu(proj(x)))), but it is "
+                        "not fc of what `fc` received")
+                return checks.failed(f"{said}: it {problem}, in {pair.label}.",
+                                     f"{said}: it {checks.miss_kind(pair.got.values['output'], want)}")
         return PASS
 
     return evaluate
@@ -238,22 +248,25 @@ def _gradients(scenarios: tuple[str, ...], what: str, autocast: bool = False):
 
     def evaluate(ev: Evidence) -> Verdict:
         for pair in _pairs(ev, scenarios):
-            fc_in = _fc_input(pair)
+            fc_in = _fc_input(ev, pair)
             if isinstance(fc_in, Verdict):
                 return fc_in
             for key, want in _mask_reference(pair, fc_in).items():
                 if key not in pair.got.values:
-                    return Verdict(False, checks.why_missing(pair, key))
+                    return checks.missing(ev, pair, key)
                 got, note = pair.got.values[key], ""
                 if isinstance(got, str):
-                    return Verdict(False, f"{what}: {got}, in {pair.label}.")
+                    return checks.failed(f"{what}: {got}, in {pair.label}.",
+                                         f"{what}: {ev.shown_name(key)} {checks.miss_kind(got, want)}")
                 if autocast:
                     scale = want.abs().max().clamp_min(AUTOCAST_SCALE)
                     got, want, note = got.double() / scale, want / scale, ", errors relative to its largest entry"
                 problem = checks.mismatch(got, want, _tolerance(pair, autocast))
                 if problem:
-                    return Verdict(False, f"{what}: `{key}` {problem}, in {pair.label} (compared with the "
-                                          f"gradient for the dropout mask your forward drew{note}).")
+                    return checks.failed(f"{what}: `{key}` {problem}, in {pair.label} (compared with the "
+                                         f"gradient for the dropout mask your forward drew{note}).",
+                                         f"{what}: {ev.shown_name(key)} {checks.miss_kind(got, want)} (compared "
+                                         "with the gradient for the dropout mask your forward drew)")
         return PASS
 
     return evaluate

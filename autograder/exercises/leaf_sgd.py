@@ -90,9 +90,11 @@ def _each_holds(prefix: str, scenarios: tuple[str, ...], failure: str):
             for key in [k for k in pair.want.values if k.startswith(prefix)]:
                 seen += 1
                 if key not in pair.got.values:
-                    return Verdict(False, checks.why_missing(pair, key))
+                    return checks.missing(ev, pair, key)
                 if pair.got.values[key] is not True:
-                    return Verdict(False, f"{failure} (parameter `{key.removeprefix(prefix)}`, in {pair.label}).")
+                    name = f"parameter `{key.removeprefix(prefix)}`"
+                    return checks.failed(f"{failure} ({name}, in {pair.label}).",
+                                         f"{failure} ({name})" if ev.observed_publicly(key) else failure)
         if not seen:
             raise GraderError(f"no observation {prefix!r} in {scenarios}: a check that cannot fail")
         return PASS

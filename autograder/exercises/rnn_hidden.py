@@ -166,9 +166,11 @@ def _losses_match(scenarios: tuple[str, ...]) -> Callable[[Evidence], Verdict]:
     def evaluate(ev: Evidence) -> Verdict:
         for pair in ev.pairs(scenarios):
             if "returned" not in pair.got.values:
-                return Verdict(False, checks.why_missing(pair, "returned"))
+                return checks.missing(ev, pair, "returned", "What `train_tbptt` returned")
             if pair.got.values["returned"]:
-                return Verdict(False, f"{pair.got.values['returned']} (in {pair.label}).")
+                return checks.failed(f"{pair.got.values['returned']} (in {pair.label}).",
+                                     "`train_tbptt` did not return a list of Python floats, one loss per chunk "
+                                     "(`loss.item()`)")
         return same(ev)
 
     return evaluate
@@ -187,16 +189,22 @@ def _truncated(ev: Evidence) -> Verdict:
         sizes = [got.get(f"graph size {i}") for i in range(1, n + 1)]
         for i in range(1, n + 1):
             if got.get(f"history into chunk {i}"):
-                return Verdict(False, f"The state passed into chunk {i} still has a history (a grad_fn), in "
-                               f"{pair.label}: backward from this chunk's loss runs back into "
-                               + ("the caller's graph. Start from `state0` itself." if i == 1 else
-                                  "earlier chunks. Carry the state on without its history (truncated BPTT)."))
+                why = ("the caller's graph. Start from `state0` itself." if i == 1 else
+                       "earlier chunks. Carry the state on without its history (truncated BPTT).")
+                chunk = "chunk 1" if i == 1 else "a later chunk"
+                return checks.failed(f"The state passed into chunk {i} still has a history (a grad_fn), in "
+                                     f"{pair.label}: backward from this chunk's loss runs back into {why}",
+                                     f"The state passed into {chunk} still has a history (a grad_fn): backward "
+                                     f"from that chunk's loss runs back into {why}")
             if i > 2 and None not in sizes[1:i] and sizes[i - 1] != sizes[1]:
-                return Verdict(False, f"Backward from the loss of chunk {i} runs through {sizes[i - 1]} operations, "
-                               f"from chunk 2's through {sizes[1]}: the cost per chunk grows, because something "
-                               f"links each chunk's graph to the previous ones, in {pair.label}.")
+                return checks.failed(f"Backward from the loss of chunk {i} runs through {sizes[i - 1]} operations, "
+                                     f"from chunk 2's through {sizes[1]}: the cost per chunk grows, because something "
+                                     f"links each chunk's graph to the previous ones, in {pair.label}.",
+                                     "Backward from the loss of a later chunk runs through more operations than "
+                                     "from chunk 2's: the cost per chunk grows, because something links each "
+                                     "chunk's graph to the previous ones")
         if None in sizes:
-            return Verdict(False, checks.why_missing(pair, f"graph size {sizes.index(None) + 1}"))
+            return checks.missing(ev, pair, f"graph size {sizes.index(None) + 1}", "The size of a chunk's graph")
     if not seen:
         raise GraderError("no trial ran: a check that cannot fail")
     return PASS
@@ -214,33 +222,43 @@ def _carries_state(ev: Evidence) -> Verdict:
         got, want = pair.got.values, pair.want.values
         calls = got.get("model calls", 0)
         if calls == 0 and pair.got.error is None:
-            return Verdict(False, f"`model(...)` was never called, in {pair.label}: call `model(chunk, state)` "
-                           "(not `model.forward`), so the grader can watch the state.")
+            said = "call `model(chunk, state)` (not `model.forward`), so the grader can watch the state."
+            return checks.failed(f"`model(...)` was never called, in {pair.label}: {said}",
+                                 f"`model(...)` was never called: {said}")
         if calls > want["model calls"]:
-            return Verdict(False, f"The model was called {calls} times for {want['model calls']} chunks, in "
-                           f"{pair.label}: call it once per chunk, from the carried state.")
+            return checks.failed(f"The model was called {calls} times for {want['model calls']} chunks, in "
+                                 f"{pair.label}: call it once per chunk, from the carried state.",
+                                 "The model was called more times than there are chunks: call it once per chunk, "
+                                 "from the carried state.")
         tol = checks.tolerance(pair.trial.dtype, pair.trial.device)
         for k in range(1, want["model calls"] + 1):
             for name in ("h", "c"):
                 key = f"state into chunk {k}: {name}"
                 if key not in want:
                     continue
+                chunk = "chunk 1" if k == 1 else "a later chunk"
                 if key not in got:
-                    return Verdict(False, checks.why_missing(pair, key))
+                    return checks.missing(ev, pair, key, f"The state passed into {chunk}")
                 if isinstance(got[key], str):
-                    return Verdict(False, f"The state for chunk {k} {got[key]}, in {pair.label}. "
-                                   "Call `model(chunk, state)` with the state carried from the chunk before.")
+                    said = "Call `model(chunk, state)` with the state carried from the chunk before."
+                    return checks.failed(f"The state for chunk {k} {got[key]}, in {pair.label}. {said}",
+                                         f"The state passed into {chunk} is missing or not a tensor (nor a tuple of "
+                                         f"tensors). {said}")
                 if k == 1:
                     expected, what = pair.inputs[f"{name}0"], f"`state0` ({name})"
                 else:
                     expected, what = got.get(f"state out of chunk {k - 1}: {name}"), f"the final {name} of chunk {k - 1}"
                     if expected is None:
-                        return Verdict(False, checks.why_missing(pair, f"state out of chunk {k - 1}: {name}"))
+                        return checks.missing(ev, pair, f"state out of chunk {k - 1}: {name}",
+                                              "The final state of a chunk")
                 problem = checks.mismatch(got[key], expected, tol)
                 if problem:
-                    return Verdict(False, f"The state passed into chunk {k} should be {what}, but its {name} "
-                                   f"{problem}, in {pair.label}. Carry the state on from chunk to chunk; do not "
-                                   "reset it.")
+                    said = "Carry the state on from chunk to chunk; do not reset it."
+                    hidden_what = "`state0`" if k == 1 else "the final state of the chunk before"
+                    return checks.failed(f"The state passed into chunk {k} should be {what}, but its {name} "
+                                         f"{problem}, in {pair.label}. {said}",
+                                         f"The state passed into {chunk} should be {hidden_what}, but its {name} "
+                                         f"is not. {said}")
     if not seen:
         raise GraderError("no trial ran: a check that cannot fail")
     return PASS

@@ -168,10 +168,11 @@ def _structure(ev) -> Verdict:
             seen = True
             got = pair.got.values.get(key)
             if got is None:
-                return Verdict(False, checks.why_missing(pair, key))
+                return checks.missing(ev, pair, key)
             if got != pair.want.values[key]:
-                return Verdict(False, f"Your model's {key} are [{got}], but the exercise asks for exactly "
-                                      f"[{pair.want.values[key]}] (in {pair.label}). {_WHY[key]}")
+                return checks.failed(f"Your model's {key} are [{got}], but the exercise asks for exactly "
+                                     f"[{pair.want.values[key]}] (in {pair.label}). {_WHY[key]}",
+                                     f"Your model's {key} are not exactly those the exercise asks for. {_WHY[key]}")
     if not seen:
         raise GraderError("no trial observed the model's structure: a check that cannot fail")
     return PASS

@@ -4,10 +4,11 @@ The answer (loading it and every trial) runs in a thread of its own. The main th
 token, which proves to the grader that a report came from here, and sends the report only after that
 thread has ended: code that skips the trials and writes a report of its own cannot sign it. The token is
 kept where the answer's frames do not lead; an audit hook (PEP 578) refuses the ways Python offers into
-the main thread's memory (gc, other threads' frames, ctypes, /proc, tracing), and refuses changes to the
-functions and classes of the grader, torch and the wire. Module attributes cannot be guarded that way,
-so they are compared with a snapshot taken before the answer ran: a change is tampering, and the report
-says so instead of carrying observations.
+the main thread's memory (gc, other threads' frames, ctypes, /proc, tracing), and the changes Python
+audits (a function's code or defaults, a class's bases) to the functions and classes of the grader,
+torch and the wire. Module and class attributes are not audited by Python, so the guarded namespaces
+(the grader's modules and classes, torch's main ones, the wire's) are compared with a snapshot taken
+before the answer ran: a change is tampering, and the report says so instead of carrying observations.
 
 What one process cannot prevent (the README says it too): code that loads native code of its own, and
 code that computes the right answers itself and puts them in its observations.
@@ -41,39 +42,60 @@ DENIED_EVENTS = frozenset({
 DENIED_PREFIXES = ("ctypes.",)
 PROC_ALLOWED = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat")
 PROTECTED_MODULES = ("autograder", "torch", "safetensors", "json", "threading", "os", "posix", "builtins")
-"""Classes and functions of these may not be changed by answer code (their __module__ starts so)."""
+"""Classes and functions of these modules (as loaded before the answer ran) may not be changed by answer code."""
 
 
 class Refused(RuntimeError):
     """What answer code gets for reaching into the grader: a plain error, recorded like any other."""
 
 
-def _protected(obj: object) -> bool:
-    module = getattr(obj, "__module__", None)
-    if not isinstance(module, str):
-        return True  # builtin types: Python refuses those changes itself anyway
-    return module.split(".", 1)[0] in PROTECTED_MODULES
+def _hook_for(protected: frozenset) -> Callable[[str, tuple], None]:
+    """The audit hook. `protected`: the classes and functions that existed before the answer ran in the
+    grader's, torch's and the wire's modules (classes torch makes later, lazily, are not refused)."""
+
+    def hook(event: str, args: tuple) -> None:
+        if event in DENIED_EVENTS or event.startswith(DENIED_PREFIXES):
+            raise Refused(f"the grader does not allow {event} in submitted code")
+        if event == "open":
+            path = args[0]
+            if isinstance(path, (str, bytes)):
+                real = os.path.realpath(os.fsdecode(path))
+                if (real == "/proc" or real.startswith("/proc/")) and real not in PROC_ALLOWED:
+                    raise Refused("the grader does not allow reading /proc in submitted code")
+        elif event in ("object.__setattr__", "object.__delattr__"):
+            target = args[0]
+            if isinstance(target, (type, FunctionType)) and target in protected:
+                raise Refused(f"your code tried to change {getattr(target, '__qualname__', '?')!r}.{args[1]}: "
+                              "changing torch or the grader is not allowed")
+
+    return hook
 
 
-def _hook(event: str, args: tuple) -> None:
-    if event in DENIED_EVENTS or event.startswith(DENIED_PREFIXES):
-        raise Refused(f"the grader does not allow {event} in submitted code")
-    if event == "open":
-        path = args[0]
-        if isinstance(path, (str, bytes)):
-            real = os.path.realpath(os.fsdecode(path))
-            if (real == "/proc" or real.startswith("/proc/")) and real not in PROC_ALLOWED:
-                raise Refused("the grader does not allow reading /proc in submitted code")
-    elif event in ("object.__setattr__", "object.__delattr__"):
-        target = args[0]
-        if isinstance(target, (type, FunctionType)) and _protected(target):
-            raise Refused(f"your code tried to change {getattr(target, '__qualname__', target)!r}.{args[1]}: "
-                          "changing torch or the grader is not allowed")
-
-
-def install_hook() -> None:
+def install_hook(protected: frozenset) -> None:
     """Once per worker process, before answer code runs (an audit hook cannot be removed)."""
-    sys.addaudithook(_hook)
+    sys.addaudithook(_hook_for(protected))
+
+
+def protected_objects() -> frozenset:
+    """Every class and function in the loaded modules of PROTECTED_MODULES, and the grader's methods."""
+    import warnings
+
+    found: set = set()
+    with warnings.catch_warnings():  # some of torch's deprecated names warn when looked at
+        warnings.simplefilter("ignore")
+        _collect_protected(found)
+    return frozenset(found)
+
+
+def _collect_protected(found: set) -> None:
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, ModuleType) or name.split(".", 1)[0] not in PROTECTED_MODULES:
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, (type, FunctionType)):
+                found.add(value)
+                if isinstance(value, type) and name.startswith("autograder"):
+                    found.update(v for v in vars(value).values() if isinstance(v, FunctionType))
 
 
 def _modules() -> tuple[dict[str, ModuleType], dict[str, object]]:
@@ -106,6 +128,7 @@ class Snapshot:
                     for k, v in list(vars(value).items()):
                         entries.append((vars(value), k, v, getattr(v, "__code__", None), None))
         self.entries = entries
+        self.protected = protected_objects()
         self.labels = {id(vars(s)): n for n, s in [*modules.items(), *spaces.items()]}
 
     def changed(self) -> list[str]:
@@ -180,26 +203,33 @@ class Seal:
 
     def run(self, first: Callable[[], object], then: Callable[[object, dict], RunReport] | None = None,
             carry: type | None = None) -> None:
-        """Runs `first` (the answer's public phase) in its own thread. If it returns an instance of `carry`,
-        fetches the hidden inputs and runs `then(that, hidden inputs)` in another thread. Then sends the
-        signed report (or what tampering was seen instead) and exits."""
+        """Runs `first` (the answer's public phase) in its own thread. If it returns an instance of `carry`
+        (which holds the public phase's report as `.public`), encodes that report at once, fetches the
+        hidden inputs and runs `then(that, hidden inputs)` in another thread for the rest. Then sends the
+        signed report, in one or two frames (or what tampering was seen instead), and exits."""
         threads_before = self._count()
         box = self._in_thread(first)
         problem = self._problem(box, threads_before, carry)
+        public = b""
         if problem is None and then is not None:
+            if carry is not None and isinstance(box[0], carry):
+                public = self._encode(box[0].public)  # now: the hidden phase could reach and rewrite it
             # Fetched even when the answer has already failed: hidden inputs that are no longer there to
             # fetch mean the answer took them itself, and whatever it printed or raised may hold them.
             more = self._fetch_hidden()
             if more is None:
                 problem = "the grader's channel for the hidden inputs was used by your code."
-            elif carry is not None and isinstance(box[0], carry):
+            elif public:
                 started = box[0]
                 box = self._in_thread(lambda: then(started, more))
                 problem = self._problem(box, threads_before, None)
         if problem is None and isinstance(box[0], RunReport):
-            self.send(self._encode(box[0]))
+            last = self._encode(box[0])
+            self.send(len(public).to_bytes(8, "little") + public + last if public else
+                      len(last).to_bytes(8, "little") + last)
         else:
-            self.send(self._tamper_frame(problem or "the run ended without a report."))
+            frame = self._tamper_frame(problem or "the run ended without a report.")
+            self.send(len(frame).to_bytes(8, "little") + frame)
 
     def _problem(self, box: list[object], threads_before: int, carry: type | None) -> str | None:
         """Why the result in `box` cannot be trusted, or None."""

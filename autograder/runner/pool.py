@@ -202,7 +202,7 @@ class Slot:
 
     def run(self, job: Job) -> RunReport:
         from ..outcome import RunReport
-        from .wire import WireError, decode_report
+        from .wire import WireError
 
         if self.proc is None or self.proc.poll() is not None:
             self.start()
@@ -235,13 +235,33 @@ class Slot:
                              "the grader's report channel, or ended the process before the harness could report",
                              stdout=stdout, seconds=seconds, public_stdout=public)
         try:
-            report = decode_report(frame[len(token):], job.trials)
+            report = _decode(frame[len(token):], job)
         except WireError as e:
             return RunReport("crashed", _crash_detail(answer, str(e)), stdout=stdout, seconds=seconds,
                              public_stdout=public)
         tampered = report.load_error is not None and report.load_error.type == "TamperError"
         return RunReport(report.status, report.detail, report.load_error, report.problems, report.outcomes,
                          stdout, seconds, None if tampered else public)
+
+
+def _decode(data: bytes, job: Job) -> RunReport:
+    """The worker's report: one frame, or the public phase's and the hidden phase's, each holding only its
+    own trials (the public one was sealed before the hidden inputs reached the worker)."""
+    from ..outcome import RunReport
+    from .wire import WireError, decode_report
+
+    size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
+    if not 0 < size <= len(data) - 8:
+        raise WireError("the worker's report is cut short")
+    first, rest = data[8:8 + size], data[8 + size:]
+    if not rest:
+        return decode_report(first, job.trials)
+    public_trials, hidden_trials = job.phases()
+    public, hidden = decode_report(first, public_trials), decode_report(rest, hidden_trials)
+    if hidden.load_error is not None or hidden.problems:  # only the guard's tamper report carries these
+        return hidden
+    return RunReport(load_error=public.load_error, problems=public.problems,
+                     outcomes={**public.outcomes, **hidden.outcomes}, seconds=public.seconds + hidden.seconds)
 
 
 def _crash_detail(answer: dict, why: str) -> str:

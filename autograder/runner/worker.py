@@ -17,12 +17,12 @@ from . import guard
 
 @dataclass
 class _Started:
-    """What the public phase hands to the hidden one."""
+    """What the public phase hands on: its report (the guard encodes it before the hidden phase starts,
+    which could otherwise rewrite it), and what the hidden phase needs."""
 
+    public: Any  # RunReport
     namespace: dict[str, Any]
     pristine: dict[str, Any]
-    outcomes: dict
-    start: float
 
 
 def main(job: bytes, token: bytes, fds: guard.Fds, snapshot: guard.Snapshot) -> None:
@@ -47,13 +47,13 @@ def main(job: bytes, token: bytes, fds: guard.Fds, snapshot: guard.Snapshot) -> 
         if ended is not None:
             return replace(ended, seconds=time.perf_counter() - start)
         outcomes = run_trials(exercise, namespace, first, inputs, pristine=pristine)
-        if not second:
-            return RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
-        return _Started(namespace, pristine, outcomes, start)
+        report = RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
+        return _Started(report, namespace, pristine) if second else report
 
     def hidden_phase(started: _Started, more: dict) -> RunReport:
+        start = time.perf_counter()
         outcomes = run_trials(exercise, started.namespace, second, {**inputs, **more}, pristine=started.pristine)
-        return RunReport(outcomes={**started.outcomes, **outcomes}, seconds=time.perf_counter() - started.start)
+        return RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
 
-    guard.install_hook()
+    guard.install_hook(snapshot.protected)
     seal.run(public_phase, hidden_phase if second else None, _Started)

@@ -35,10 +35,28 @@ print("GRABBED", data[:200])
 raise RuntimeError(f"hidden: {data[:200]!r}")
 '''
 
+REWRITE_PUBLIC = """
+import sys
+
+def _rewrite_public_results(x):
+    from autograder.outcome import ErrorInfo
+    frame = sys._getframe()
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            public = getattr(value, "public", None)
+            for outcome in getattr(public, "outcomes", {}).values():
+                object.__setattr__(outcome, "error", ErrorInfo("RuntimeError", f"LEAK {tuple(x.shape)}", 1, "x"))
+        frame = frame.f_back
+"""
+ON_EVERY_CALL = "        _rewrite_public_results(x)\n"
+
 
 @pytest.fixture(scope="module")
 def graded(pool, tmp_path_factory):
-    files = {"look.py": LOOK_EVERYWHERE + SOLUTION, "grab.py": GRAB + SOLUTION, "honest.py": SOLUTION}
+    rewrite = REWRITE_PUBLIC + SOLUTION.replace("    def forward(self, x):\n", "    def forward(self, x):\n" + ON_EVERY_CALL)
+    assert rewrite != REWRITE_PUBLIC + SOLUTION
+    files = {"look.py": LOOK_EVERYWHERE + SOLUTION, "grab.py": GRAB + SOLUTION, "rewrite.py": rewrite,
+             "honest.py": SOLUTION}
     folder = tmp_path_factory.mktemp("hidden")
     return grade_files(pool, folder, folder / "out", files, "residual_add")
 
@@ -59,6 +77,13 @@ def test_an_answer_that_grabs_the_hidden_inputs_is_caught_and_shows_nothing(grad
     assert result["score"] == 0 and "hidden inputs was used by your code" in result["output"]
     view = _student_view(result)
     assert "GRABBED" not in view and "hidden: b" not in view and not any(h in view for h in HIDDEN)
+
+
+def test_the_public_results_cannot_be_rewritten_once_hidden_inputs_are_in(graded):
+    """The public phase's report is sealed before the hidden inputs arrive: rewriting it later, from the hidden
+    trials' frames, changes nothing."""
+    result = graded["rewrite.py"]
+    assert result["status"] == "passed" and "LEAK" not in _student_view(result)
 
 
 def test_the_honest_classmate_after_them_passes(graded):

@@ -1,0 +1,288 @@
+"""Hidden means hidden, public means public: nothing of a hidden trial reaches what a student reads.
+
+What a student sees of a submission's results.json is every field but these, the teacher's alone:
+- `teacher_stdout`: all the submission printed, hidden trials included (autograder.batch.TEACHER_ONLY);
+- `grader_traceback`: the grader's own failure, for whoever fixes the grader;
+- `submission_path`: where the file lies on the teacher's disk;
+and but `execution_time`, a timing (it differs from run to run anyway). Gradescope, PrairieLearn and the
+HTML report show students parts of the rest only (`output`, each check's `output`, scores, statuses).
+
+The attack: submissions that put everything they receive (the values, shapes and repr of every argument,
+of a module's state, and of all they received before) into the message of an exception raised in every
+scenario, and into print(). One kind raises on every call; the other is the exercise's solution that does so
+only where an argument has a shape no public input has (so its visible checks pass on public inputs and
+fail on hidden ones). Graded with the real grade_batch under two salts (two sets of hidden inputs), every
+student-visible field must be byte for byte the same, and hold none of the hidden inputs' values or shapes,
+while the raw reports show those values did reach the grader. All seven exercises; in process for speed,
+and once in the sandboxed warm pool, the path where printed output is captured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder.batch import TEACHER_ONLY, References, Settings, grade_batch
+from autograder.exercises import EXERCISES
+from autograder.public import load_public
+from autograder.runner import InProcessRunner
+from tests.conftest import solution_code
+
+SALTS = ("term-one-secret", "term-two-secret")
+NOT_SHOWN = set(TEACHER_ONLY) | {"execution_time"}
+
+LEAK = '''
+import torch as _torch
+
+_SEEN = []
+_PUBLIC_SHAPES = {public_shapes!r}
+
+
+def _tensors(obj, depth=0):
+    if isinstance(obj, _torch.Tensor):
+        yield obj
+    elif isinstance(obj, _torch.nn.Module):
+        yield from obj.state_dict().values()
+    elif isinstance(obj, (list, tuple)) and depth < 3:
+        for item in obj:
+            yield from _tensors(item, depth + 1)
+    elif isinstance(obj, dict) and depth < 3:
+        for item in obj.values():
+            yield from _tensors(item, depth + 1)
+
+
+def _repr(obj):
+    try:
+        return repr(obj)
+    except Exception as e:  # the sandbox's guard refuses torch's lazy import behind a tensor's first repr
+        return f"<no repr: {{type(e).__name__}}>"
+
+
+def _describe(obj):
+    parts = [_repr(obj) if not isinstance(obj, _torch.nn.Module) else type(obj).__name__]
+    for t in _tensors(obj):
+        parts.append(f"shape={{list(t.shape)}} {{tuple(t.shape)}} values={{t.detach().flatten()[:8].tolist()}} "
+                     + _repr(t))
+    return " ".join(parts)
+
+
+def _compact(where, received):
+    scalars = [_repr(a) for a in received if isinstance(a, (bool, int, float, str))]
+    tensors = [t for a in received for t in _tensors(a)][:2]
+    return f"{{where}}: " + " ".join(scalars + [f"{{list(t.shape)}} {{t.detach().flatten()[:2].tolist()}}" for t in tensors])
+
+
+def _everything(where, args, kwargs):
+    """On the first line (the one feedback quotes) the gist of this call and of every earlier one, newest
+    first; then all this call received, in full."""
+    received = [*args, *kwargs.values()]
+    _SEEN.insert(0, _compact(where, received))
+    return " || ".join(dict.fromkeys(_SEEN)) + "\\n" + " ; ".join(_describe(a) for a in received)
+
+
+def _hidden(args, kwargs):
+    return any(tuple(t.shape) not in _PUBLIC_SHAPES for a in [*args, *kwargs.values()] for t in _tensors(a))
+
+
+def _see(where, args, kwargs, always):
+    text = _everything(where, args, kwargs)
+    print("I received", _SEEN[0])  # short: results.json keeps the first 4000 characters printed
+    if always or _hidden(args, kwargs):
+        raise ValueError("I received " + text)
+'''
+
+CLASS_WRAPPER = '''
+_Solution = {name}
+
+
+class {name}(_Solution):
+    def __init__(self, *args, **kwargs):
+        _see("init", args, kwargs, {always})
+        super().__init__(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        _see("forward", (self, *args), kwargs, {always})
+        return super().forward(*args, **kwargs)
+'''
+
+FUNCTION_WRAPPER = '''
+_solution = {name}
+
+
+def {name}(*args, **kwargs):
+    _see("call", args, kwargs, {always})
+    return _solution(*args, **kwargs)
+'''
+
+RAISE_LINE = '        raise ValueError("I received " + text)'
+RECEIVED = re.compile(r"I received (init|forward|call): ")
+"""What the leak's own text looks like (the raising line's text, which a student may read, does not)."""
+
+
+def public_shapes(exercise_id: str) -> set[tuple[int, ...]]:
+    """Every shape a public input has, and every trailing part of one (a chunk of a sequence, a row)."""
+    _, inputs, _ = load_public(EXERCISES[exercise_id])
+    shapes = set()
+    for values in inputs.values():
+        for v in values.values():
+            if isinstance(v, torch.Tensor):
+                shape = tuple(v.shape)
+                shapes |= {shape[i:] for i in range(len(shape) + 1)}
+    return shapes
+
+
+def leaky(exercise_id: str, always: bool) -> str:
+    """The solution (or, with `always`, nothing of it that runs) wrapped to leak all it receives."""
+    symbol = EXERCISES[exercise_id].defines[0]
+    wrapper = CLASS_WRAPPER if symbol.kind == "class" else FUNCTION_WRAPPER
+    return (solution_code(exercise_id) + "\n" + LEAK.format(public_shapes=public_shapes(exercise_id))
+            + wrapper.format(name=symbol.name, always=always))
+
+
+def hidden_marks(references: References, exercise_id: str) -> set[str]:
+    """Text that would show a hidden input: the leak's exact value lists and reprs of floats, and shapes no
+    public input has, as lists and tuples."""
+    exercise = EXERCISES[exercise_id]
+    trials, inputs, _ = references.get(exercise)
+    public = {s.name for s in exercise.scenarios if s.public}
+    public_text = {text for shape in public_shapes(exercise_id) for text in (str(list(shape)), str(shape))}
+    marks = set()
+    for key, values in inputs.items():
+        if key.split("/")[0] in public:
+            continue
+        for v in values.values():
+            if isinstance(v, float) and len(repr(v)) >= 8:
+                marks.add(repr(v))
+            if isinstance(v, torch.Tensor) and v.is_floating_point():
+                marks |= {repr(x) for x in v.flatten()[:4].tolist() if len(repr(x)) >= 8}
+            if isinstance(v, torch.Tensor) and v.dim() >= 2:
+                marks |= {str(list(v.shape)), str(tuple(v.shape))} - public_text
+    return marks
+
+
+class Recording(InProcessRunner):
+    """The in-process runner, keeping every raw report: proof that the hidden values reached the grader."""
+
+    def __init__(self):
+        self.reports = []
+
+    def run(self, job):
+        report = super().run(job)
+        self.reports.append((job, report))
+        return report
+
+
+def student_view(data: dict) -> str:
+    return json.dumps({k: v for k, v in data.items() if k not in NOT_SHOWN}, sort_keys=True, ensure_ascii=False)
+
+
+def grade_under(salt: str, folder: Path, out: Path, runner) -> tuple[dict[str, dict], References]:
+    references = References(Settings(salt=salt, timeout=60))
+    results = grade_batch([folder], out, Settings(salt=salt, timeout=60), runner, references=references)
+    return {r["submission"]: r for r in results}, references
+
+
+@pytest.fixture(scope="module")
+def leaky_class(tmp_path_factory):
+    """Both kinds of leaky submission for every exercise, graded in process under both salts."""
+    folder = tmp_path_factory.mktemp("class")
+    for exercise_id in EXERCISES:
+        (folder / f"{exercise_id}-always.py").write_text(leaky(exercise_id, always=True))
+        (folder / f"{exercise_id}-on-hidden.py").write_text(leaky(exercise_id, always=False))
+    graded = []
+    for salt in SALTS:
+        runner = Recording()
+        results, references = grade_under(salt, folder, tmp_path_factory.mktemp("out"), runner)
+        graded.append((results, references, runner))
+    return graded
+
+
+def test_public_inputs_are_the_shipped_ones_and_only_hidden_ones_follow_the_salt():
+    for exercise_id, exercise in EXERCISES.items():
+        _, shipped, _ = load_public(exercise)
+        (trials_a, inputs_a, _), (trials_b, inputs_b, _) = (References(Settings(salt=s)).get(exercise) for s in SALTS)
+        assert trials_a == trials_b
+        public = [exercise.scenario(t.scenario).public for t in trials_a]
+        assert public == sorted(public, reverse=True), "public trials run first"
+        differ = 0
+        for key in inputs_a:
+            same_as_shipped = key in shipped
+            assert same_as_shipped == exercise.scenario(key.split("/")[0]).public
+            a, b = inputs_a[key], inputs_b[key]
+            tensors = [n for n, v in a.items() if isinstance(v, torch.Tensor) and v.is_floating_point()]
+            if same_as_shipped:
+                assert all(torch.equal(a[n], shipped[key][n]) and torch.equal(b[n], shipped[key][n]) for n in tensors)
+            else:
+                differ += any(not torch.equal(a[n], b[n]) for n in tensors)
+        assert differ, f"{exercise_id}: the salt changed no hidden input"
+
+
+def test_what_students_see_is_the_same_under_two_salts(leaky_class):
+    (first, _, _), (second, _, _) = leaky_class
+    assert first.keys() == second.keys() and len(first) == 2 * len(EXERCISES)
+    for name in first:
+        assert student_view(first[name]) == student_view(second[name]), name
+
+
+def test_what_students_see_holds_no_hidden_value_or_shape(leaky_class):
+    for results, references, runner in leaky_class:
+        for exercise_id in EXERCISES:
+            marks = hidden_marks(references, exercise_id)
+            assert marks
+            raw = "\n".join(o.error.message for job, report in runner.reports if job.exercise == exercise_id
+                            for o in report.outcomes.values() if o.error is not None)
+            assert any(m in raw for m in marks), f"{exercise_id}: the attack never saw a hidden input"
+            for kind in ("always", "on-hidden"):
+                seen = student_view(results[f"{exercise_id}-{kind}.py"])
+                assert not [m for m in marks if m in seen], (exercise_id, kind)
+
+
+def test_a_hidden_failure_still_says_which_check_which_error_and_where(leaky_class):
+    results, _, _ = leaky_class[0]
+    for exercise_id in EXERCISES:
+        code = leaky(exercise_id, always=False)
+        line = code.splitlines().index(RAISE_LINE) + 1
+        data = results[f"{exercise_id}-on-hidden.py"]
+        hidden = [t for t in data["tests"] if t["status"] == "failed" and "(on hidden inputs: scenario '" in t["output"]]
+        assert hidden, (exercise_id, data["tests"])
+        for t in hidden:
+            assert f"Your code raised ValueError at line {line} of your answer (`{RAISE_LINE.strip()}`)" in t["output"]
+            assert not RECEIVED.search(t["output"]) and "message is not shown" in t["output"]
+        visible = [t for t in data["tests"] if t["visibility"] == "visible"]
+        assert any(t in hidden for t in visible), f"{exercise_id}: a visible check fails on hidden inputs only"
+
+
+def test_failures_on_public_inputs_are_said_in_full(leaky_class):
+    results, _, _ = leaky_class[0]
+    for exercise_id in EXERCISES:
+        data = results[f"{exercise_id}-always.py"]
+        public = [t for t in data["tests"] if RECEIVED.search(t["output"])]
+        assert public, f"{exercise_id}: the public trials' own error messages are shown"
+        assert all("(on hidden inputs" not in t["output"] for t in public)
+
+
+def test_printed_output_reaches_the_teacher_only(tmp_path):
+    from autograder.runner.limits import Limits
+    from autograder.runner.pool import WarmPool
+
+    exercise_id = "data_trap"
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / f"{exercise_id}-always.py").write_text(leaky(exercise_id, always=True))
+    (tmp_path / "class" / f"{exercise_id}-on-hidden.py").write_text(leaky(exercise_id, always=False))
+    graded = []
+    with WarmPool(1, Limits(timeout=60, memory=1024**3)) as pool:
+        for i, salt in enumerate(SALTS):
+            graded.append(grade_under(salt, tmp_path / "class", tmp_path / f"out{i}", pool))
+    (first, references), (second, _) = graded
+    marks = hidden_marks(references, exercise_id)
+    for name, data in first.items():
+        if "stdout" in data:  # what the worker could tell was printed before any hidden input reached it
+            assert RECEIVED.search(data["stdout"]), name
+        assert RECEIVED.search(data["teacher_stdout"]) and any(m in data["teacher_stdout"] for m in marks), name
+        assert student_view(data) == student_view(second[name])
+        assert not [m for m in marks if m in student_view(data)]
+        assert re.search(r"\(on hidden inputs: scenario '[^']+', float(32|64) on cpu\)", student_view(data))
