@@ -310,9 +310,11 @@ def parser() -> argparse.ArgumentParser:
 
     from .blame.script import add_subcommand as add_blame
     from .export.cli import add_subcommands as add_exports
+    from .workshop.cli import add_subcommand as add_workshop
 
     add_blame(sub)
     add_exports(sub)
+    add_workshop(sub)
     return p
 
 
