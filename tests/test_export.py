@@ -7,18 +7,21 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from autograder.export import cli as export_cli
-from autograder.export import gradescope, prairielearn
+from autograder.export import container, gradescope, prairielearn
 from autograder.export.container import BundleConfig, grade_folder, not_submitted
 from autograder.export.source import ExportError
 from autograder.result import Result
 from autograder.result import TestResult as Check  # not collected as a test class
-from tests.conftest import ROOT
+from autograder.runner import InProcessRunner
+from autograder.runner.pool import PoolError
+from tests.conftest import ROOT, SOLUTIONS
 
 CLASS = ROOT / "samples" / "class"
 CORRECT = CLASS / "ada" / "06_data_trap.ipynb"
@@ -80,8 +83,11 @@ def test_gradescope_bundle_layout(gradescope_zip):
             "course/autograder/__init__.py", "course/autograder/export/gradescope.py"} <= names
     assert modes["setup.sh"] & stat.S_IXUSR and modes["run_autograder"] & stat.S_IXUSR
     assert not any(n.startswith(("solutions/", "samples/")) or "__pycache__" in n for n in names)
-    assert ('pip install "torch==2.13.0" --index-url "${AUTOGRADER_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"'
+    assert ('install "torch==2.13.0" --index-url "${AUTOGRADER_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"'
             in setup)
+    # the sandbox, and the user student code runs as where the sandbox cannot run; the grader's files root's only
+    assert "bubblewrap" in setup and "useradd --system --no-create-home" in setup and "autograder-student" in setup
+    assert 'chmod -R go-rwx "$SOURCE"' in setup and 'chmod -R a+rX,go-w "$VENV"' in setup
     syntax = subprocess.run(["bash", "-n"], input=setup, capture_output=True, text=True)
     assert syntax.returncode == 0, syntax.stderr
     assert config["exercises"] == ["data_trap"] and config["hidden_visibility"] == "after_due_date"
@@ -115,7 +121,8 @@ def test_gradescope_grades_a_correct_and_a_wrong_submission(gradescope_zip, tmp_
     assert "stdout" not in json.dumps(wrong["extra_data"])
 
 
-def test_gradescope_malformed_and_wrong_notebook(gradescope_zip, tmp_path):
+def test_gradescope_malformed_and_wrong_notebook(gradescope_zip, tmp_path, monkeypatch):
+    monkeypatch.setattr(gradescope, "make_runner", FakeRunner(broken={"data_trap"}))  # no answer code runs here
     empty = tmp_path / "06_data_trap.ipynb"
     empty.write_text("")
     root = gradescope_root(tmp_path / "m", gradescope_zip, empty)
@@ -143,22 +150,114 @@ def test_two_copies_of_one_exercise_say_which_was_graded(tmp_path):
     assert "(Graded 06_data_trap (1).ipynb; not graded: 06_data_trap.ipynb.)" in result.output
 
 
-def test_gradescope_grader_fault_leaves_no_grade(gradescope_zip, tmp_path, monkeypatch, capsys):
-    class Broken:
-        def run(self, job):
-            raise RuntimeError("the worker could not start")
+class FakeRunner:
+    """Trusted solutions run in process (fast); the exercises named in `broken` fail as the grader would."""
 
-        def __enter__(self):
+    def __init__(self, broken=()):
+        self.broken = set(broken)
+
+    def __call__(self, config):
+        return self
+
+    def run(self, job):
+        if job.exercise in self.broken:
+            raise RuntimeError("the worker could not start")
+        return InProcessRunner().run(job)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+def config_root(tmp: Path, config: BundleConfig, files: list[Path]) -> Path:
+    """/autograder with only what run() reads: the configuration and the submission."""
+    root = tmp / "autograder"
+    (root / "source").mkdir(parents=True)
+    (root / "source" / "autograder_config.json").write_text(config.to_json())
+    (root / "submission").mkdir()
+    for f in files:
+        shutil.copy(f, root / "submission" / f.name)
+    return root
+
+
+def test_gradescope_grader_fault_on_one_exercise_keeps_the_others(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(gradescope, "make_runner", FakeRunner(broken={"data_trap"}))
+    config = BundleConfig(("residual_add", "data_trap"))
+    root = config_root(tmp_path, config, [SOLUTIONS / "01_residual_add.ipynb", SOLUTIONS / "06_data_trap.ipynb"])
+    assert gradescope.run(root) == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 10  # residual_add graded as usual
+    fault = [t for t in data["tests"] if t["tags"] == ["data_trap"]]
+    assert len(fault) == 1 and fault[0]["score"] == 0 and fault[0]["max_score"] == 10
+    assert "grader's fault, not yours" in fault[0]["output"] and "staff have been told" in fault[0]["output"]
+    assert "RuntimeError" not in json.dumps(data)  # the detail is for staff: in the log, not in the results
+    log = capsys.readouterr().out
+    assert "GRADER ERROR on exercise data_trap" in log and "RuntimeError" in log and "Traceback" in log
+    assert {e["exercise"]: e["status"] for e in data["extra_data"]["exercises"]} == {
+        "residual_add": "passed", "data_trap": "grader_error"}
+
+
+def test_gradescope_writes_results_when_the_worker_will_not_start(tmp_path, monkeypatch):
+    def no_pool(config):
+        raise PoolError("worker slot 0 did not start")
+
+    monkeypatch.setattr(gradescope, "make_runner", no_pool)
+    root = config_root(tmp_path, BundleConfig(("residual_add", "data_trap")), [SOLUTIONS / "06_data_trap.ipynb"])
+    assert gradescope.run(root) == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    by_tag = {t["tags"][0]: t for t in data["tests"]}
+    assert "Submit 01_residual_add.ipynb" in by_tag["residual_add"]["output"]  # still told what is missing
+    assert "grader's fault" in by_tag["data_trap"]["output"] and data["score"] == 0
+
+
+def test_gradescope_broken_bundle_still_writes_results(tmp_path, capsys):
+    root = config_root(tmp_path, BundleConfig(("data_trap",)), [CORRECT])
+    (root / "source" / "autograder_config.json").write_text("{not json")
+    assert gradescope.run(root) == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 0 and "grader's fault" in data["output"] and "autograder_config.json" in data["output"]
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_gradescope_execution_time_is_the_runs_wall_clock(tmp_path, monkeypatch):
+    class SlowStart(FakeRunner):
+        def __enter__(self):  # a worker's start-up: outside every exercise's own clock, inside the run's
+            time.sleep(0.3)
             return self
 
-        def __exit__(self, *exc):
-            return None
+    monkeypatch.setattr(gradescope, "make_runner", SlowStart())
+    root = config_root(tmp_path, BundleConfig(("data_trap",)), [SOLUTIONS / "06_data_trap.ipynb"])
+    start = time.perf_counter()
+    gradescope.run(root)
+    wall = time.perf_counter() - start
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert 0.3 <= data["execution_time"] <= wall + 0.01
 
-    monkeypatch.setattr("autograder.export.gradescope.make_runner", Broken)
-    root = gradescope_root(tmp_path, gradescope_zip, CORRECT)
-    assert gradescope.run(root) == 1
-    assert not (root / "results" / "results.json").exists()  # Gradescope shows a failed run, not a 0
-    assert "Internal grading error" in capsys.readouterr().out
+
+def test_gradescope_unmatched_files_name_the_files_expected(tmp_path, monkeypatch):
+    monkeypatch.setattr(gradescope, "make_runner", FakeRunner())
+    notes = tmp_path / "notes.py"
+    notes.write_text("print('my scratch work')\n")
+    config = BundleConfig(("residual_add", "data_trap"))
+    root = config_root(tmp_path, config, [SOLUTIONS / "06_data_trap.ipynb", CLASS / "ada" / "05_leaf_sgd.ipynb", notes])
+    assert gradescope.run(root) == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 10
+    note = data["output"].splitlines()[-1]
+    assert note.startswith("Not graded: ") and "notes.py (it is none of this assignment's exercises)" in note
+    assert "05_leaf_sgd.ipynb (the notebook of exercise leaf_sgd, which this assignment does not grade)" in note
+    assert "grades 01_residual_add.ipynb, 06_data_trap.ipynb" in note
+
+
+def test_results_are_roots_to_write_and_the_grader_files_roots_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(gradescope, "make_runner", FakeRunner())
+    root = config_root(tmp_path, BundleConfig(("data_trap",)), [SOLUTIONS / "06_data_trap.ipynb"])
+    gradescope.run(root)
+    mode = {name: stat.S_IMODE((root / name).stat().st_mode) for name in ("source", "submission", "results")}
+    assert mode == {"source": 0o700, "submission": 0o700, "results": 0o755}
+    assert stat.S_IMODE((root / "results" / "results.json").stat().st_mode) == 0o644
 
 
 def fake_result(exercise="data_trap", score=3.0, status="failed"):
@@ -198,7 +297,19 @@ def test_prairielearn_results_keep_hidden_checks_hidden():
 def test_export_commands(tmp_path, capsys):
     assert export_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--exercise", "leaf_sgd"]) == 0
     with zipfile.ZipFile(tmp_path / "gs" / "autograder.zip") as zf:
-        assert json.loads(zf.read("autograder_config.json"))["exercises"] == ["leaf_sgd"]
+        config = json.loads(zf.read("autograder_config.json"))
+        assert config["exercises"] == ["leaf_sgd"] and config["memory_mb"] == 128
+    said = capsys.readouterr().out
+    assert "Ubuntu 22.04 (Python 3.10)" in said and "autograder-student" in said
+    assert "768 MB: enough" in said and "past 218" in said
+    assert export_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--memory-mb", "400"]) == 0
+    said = capsys.readouterr().out
+    assert "NOT enough: raise the assignment's memory limit (Settings > Autograder Settings) to at least 950 MB" in said
+    assert export_cli.main(["export", "prairielearn", "--out", str(tmp_path / "pl"), "--image", "me/g:1"]) == 0
+    said = capsys.readouterr().out
+    assert "docker build --platform linux/amd64 -t me/g:1" in said and "2048 MB: enough" in said
+    assert export_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--memory-mb", "8"]) == 2
+    assert "at least 32" in capsys.readouterr().err
     assert export_cli.main(["export", "prairielearn", "--out", str(tmp_path / "pl"), "--image", "a b"]) == 2
     assert "Docker image name" in capsys.readouterr().err
     with pytest.raises(SystemExit):
@@ -210,6 +321,30 @@ def test_bad_export_options_say_what_is_wrong():
         BundleConfig(("no_such_exercise",))
     with pytest.raises(ExportError, match="visibility"):
         BundleConfig(("data_trap",), hidden_visibility="sometimes")
+    for memory in (0, 31, 64.5, True, "128"):
+        with pytest.raises(ExportError, match="memory"):
+            BundleConfig(("data_trap",), memory_mb=memory)
+
+
+def test_bundle_memory_reaches_the_worker(tmp_path, monkeypatch):
+    config = BundleConfig(("data_trap",), memory_mb=200, timeout=30)
+    (tmp_path / "c.json").write_text(config.to_json())
+    assert BundleConfig.load(tmp_path / "c.json") == config
+    (tmp_path / "old.json").write_text(json.dumps({"exercises": ["data_trap"]}))  # a bundle from before the setting
+    assert BundleConfig.load(tmp_path / "old.json").memory_mb == container.DEFAULT_MEMORY_MB
+    made = {}
+
+    class Pool:
+        warning = None
+
+        def __init__(self, slots, limits, wait=True, run_as=None):
+            made.update(slots=slots, limits=limits, run_as=run_as)
+
+    monkeypatch.setattr(container, "WarmPool", Pool)
+    container.make_runner(config)
+    assert made["limits"].memory == 200 * 1024**2 and made["limits"].timeout == 30
+    # never root (the student user may come and go: tests/test_platforms_as_root.py makes it)
+    assert made["run_as"] in ((container.STUDENT_USER, "nobody") if os.geteuid() == 0 else (None,))
 
 
 # ---- PrairieLearn ------------------------------------------------------------------------------------------
@@ -239,7 +374,7 @@ def test_prairielearn_questions(prairielearn_course):
         info = json.loads((folder / "info.json").read_text())
         infos[folder.name] = info
         options = info["externalGradingOptions"]
-        assert info["gradingMethod"] == "External" and options["enabled"] is True
+        assert info["gradingMethod"] == "External" and "enabled" not in options  # deprecated
         assert options["image"] == "me/inplace-grader:1" and 0 < options["timeout"] <= 600
         entry, exercise = options["entrypoint"].split()
         local = prairielearn_course / entry.removeprefix("/grade/")
@@ -253,6 +388,8 @@ def test_prairielearn_questions(prairielearn_course):
     assert len({i["uuid"] for i in infos.values()}) == 2
     dockerfile = (prairielearn_course / "graders" / "inplace-autograder" / "Dockerfile").read_text()
     assert "--index-url https://download.pytorch.org/whl/cpu" in dockerfile
+    assert "bubblewrap" in dockerfile and "useradd --system --no-create-home" in dockerfile
+    assert "docker build --platform linux/amd64" in dockerfile
     assert (prairielearn_course / "graders" / "inplace-autograder" / "course" / "pyproject.toml").is_file()
 
 
@@ -281,4 +418,28 @@ def test_prairielearn_malformed_is_not_gradable(prairielearn_course, tmp_path):
     assert prairielearn.run(root, config, "data_trap") == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["gradable"] is False and "not valid notebook JSON" in data["message"]
-    assert prairielearn.run(root, config, "leaf_sgd") == 2  # not an exercise of this export
+    # not an exercise of this export: the question is misconfigured, which the student sees, and exit 0
+    assert prairielearn.run(root, config, "leaf_sgd") == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["gradable"] is False and "grader's fault" in data["message"]
+
+
+def test_prairielearn_untouched_notebook_uses_no_attempt(prairielearn_course, tmp_path, monkeypatch):
+    monkeypatch.setattr(prairielearn, "make_runner", FakeRunner())
+    root = grade_root(tmp_path, prairielearn_course, ROOT / "exercises" / "06_data_trap.ipynb")
+    config = root / "serverFilesCourse" / "inplace_autograder" / "autograder_config.json"
+    assert prairielearn.run(root, config, "data_trap") == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["gradable"] is False and data["message"].startswith("You have not answered yet")
+    assert "did not use up an attempt" in data["message"] and "score" not in data
+
+
+def test_prairielearn_grader_fault_exits_0_and_is_not_gradable(prairielearn_course, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(prairielearn, "make_runner", FakeRunner(broken={"data_trap"}))
+    root = grade_root(tmp_path, prairielearn_course, CORRECT)
+    config = root / "serverFilesCourse" / "inplace_autograder" / "autograder_config.json"
+    assert prairielearn.run(root, config, "data_trap") == 0  # PrairieLearn reads results.json only after exit 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["gradable"] is False and "grader's fault, not yours" in data["message"]
+    assert "RuntimeError" not in json.dumps(data) and "RuntimeError" in capsys.readouterr().out
+    assert stat.S_IMODE((root / "serverFilesCourse").stat().st_mode) == 0o700

@@ -3,8 +3,10 @@ is what its run_autograder starts in Gradescope's container, one per submission.
 
 Gradescope's contract (gradescope-autograders.readthedocs.io, "Specifications"): the zip holds `setup.sh`
 (run once, as root, when the image is built) and `run_autograder` (copied to /autograder/run_autograder,
-run per submission); the student's files are in /autograder/submission and the grade goes to
-/autograder/results/results.json. AUTOGRADER_ROOT replaces /autograder, to test a bundle outside a container.
+run per submission, as root); the student's files are in /autograder/submission and the grade goes to
+/autograder/results/results.json, which is written whatever happens ("Best practices"). The export targets
+Gradescope's default base image, Ubuntu 22.04 with its Python 3.10. AUTOGRADER_ROOT replaces /autograder,
+and AUTOGRADER_VENV the grader's virtual environment, to try a bundle outside a container.
 """
 
 from __future__ import annotations
@@ -13,51 +15,96 @@ import argparse
 import os
 import sys
 import tempfile
+import time
+import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from ..exercises import EXERCISES
-from ..files import json_text, write_atomically
 from ..result import Result
-from .container import CONFIG_NAME, BundleConfig, grade_folder, make_runner
+from .container import (
+    CONFIG_NAME,
+    STUDENT_USER,
+    BundleConfig,
+    grade_submission,
+    lock_down,
+    make_runner,
+    match_files,
+    report_grader_errors,
+    unmatched_note,
+    write_results,
+)
 from .source import REFERENCES_ENV, TORCH_CPU_INDEX, TORCH_PIN, copy_references, copy_source, write_text, zip_folder
 
 VENV = "/opt/autograder-venv"
+BASE_IMAGE = "Ubuntu 22.04 (Python 3.10), Gradescope's default base image"
 
 SETUP_SH = f"""#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds this assignment's image (Ubuntu base image).
+# Gradescope runs this once, as root, when it builds this assignment's image ({BASE_IMAGE}).
+# AUTOGRADER_VENV replaces {VENV}; AUTOGRADER_TORCH_INDEX replaces PyTorch's CPU wheel index (a mirror, or a
+# local index to run this offline).
 set -euo pipefail
 SOURCE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+VENV="${{AUTOGRADER_VENV:-{VENV}}}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update
-apt-get install -y --no-install-recommends python3 python3-venv python3-pip
-python3 -m venv {VENV}
-{VENV}/bin/pip install --upgrade pip
+
+# The system's part: Python's venv, bubblewrap (the sandbox for student code), useradd. Only what is missing.
+missing=()
+command -v python3 >/dev/null || missing+=(python3)
+python3 -c "import ensurepip" 2>/dev/null || missing+=(python3-venv)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+command -v useradd >/dev/null || missing+=(passwd)
+if [ "${{#missing[@]}}" -gt 0 ]; then
+    apt-get update
+    apt-get install -y --no-install-recommends "${{missing[@]}}"
+fi
+
+# Where bubblewrap cannot run in the container, submissions run as this user instead of root.
+id -u {STUDENT_USER} >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin {STUDENT_USER}
+
+python3 -m venv "$VENV"
+"$VENV/bin/pip" install --upgrade pip
 # The CPU build of torch, from PyTorch's CPU wheel index (PyPI's default build bundles CUDA: several GB).
-# AUTOGRADER_TORCH_INDEX replaces that index (a mirror, or a local one to try this script offline).
-{VENV}/bin/pip install "{TORCH_PIN}" --index-url "${{AUTOGRADER_TORCH_INDEX:-{TORCH_CPU_INDEX}}}"
-{VENV}/bin/pip install "$SOURCE/course"
-{VENV}/bin/python -c "import autograder.export.gradescope, torch; print('grader ready, torch', torch.__version__)"
+"$VENV/bin/pip" install "{TORCH_PIN}" --index-url "${{AUTOGRADER_TORCH_INDEX:-{TORCH_CPU_INDEX}}}"
+"$VENV/bin/pip" install "$SOURCE/course"
+
+# The environment is the student user's to read and run, never to write; this folder (the configuration
+# with the term's salt, the references) is root's alone.
+chmod -R a+rX,go-w "$VENV"
+chown -R root:root "$SOURCE"
+chmod -R go-rwx "$SOURCE"
+
+"$VENV/bin/python" -I -c "import autograder.export.gradescope, torch; print('grader ready, torch', torch.__version__)"
+"$VENV/bin/python" -I -c "from autograder.runner.sandbox import bwrap_problem as p; w = p(); \\
+print('bubblewrap runs here' if w is None else f'bubblewrap does not run here ({{w}}): submissions will run as {STUDENT_USER}')"
 """
 
 RUN_AUTOGRADER = f"""#!/usr/bin/env bash
-# Gradescope runs this once per submission. It grades $ROOT/submission and writes $ROOT/results/results.json.
-# AUTOGRADER_ROOT replaces /autograder and AUTOGRADER_PYTHON the interpreter (to test outside a container).
+# Gradescope runs this once per submission, as root. It grades $ROOT/submission and always writes
+# $ROOT/results/results.json. AUTOGRADER_ROOT replaces /autograder, AUTOGRADER_VENV the environment and
+# AUTOGRADER_PYTHON its interpreter (to try the bundle outside a container).
 set -u
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
-PYTHON="${{AUTOGRADER_PYTHON:-{VENV}/bin/python}}"
+PYTHON="${{AUTOGRADER_PYTHON:-${{AUTOGRADER_VENV:-{VENV}}}/bin/python}}"
 [ -x "$PYTHON" ] || PYTHON=python3
 # The answers the grader compares with: in the unzipped bundle, beside the installed package, not in it.
 export {REFERENCES_ENV}="$ROOT/source/references"
-exec "$PYTHON" -m autograder.export.gradescope --root "$ROOT"
+# -I: nothing from the working folder or PYTHON* variables is imported into the grader.
+exec "$PYTHON" -I -m autograder.export.gradescope --root "$ROOT"
 """
 
-_WHOLE_SUBMISSION = ("not_attempted", "timed_out", "crashed", "malformed")
+_WHOLE_SUBMISSION = ("not_attempted", "timed_out", "crashed", "malformed", "grader_error")
 """Statuses whose message is about the whole submission (every check got 0): safe to show in full."""
 _WHEN = {
     "after_due_date": "after the due date",
     "after_published": "when grades are published",
     "hidden": "to course staff only",
 }
+GRADER_FAULT = ("The grader failed on this exercise. This is the grader's fault, not yours: course staff have "
+                "been told (the details are in the autograder's log, which only they see) and will regrade it. "
+                "Your other exercises were graded as usual.")
+BROKEN_BUNDLE = ("The autograder could not start ({why}). This is the grader's fault, not yours: course staff "
+                 "have been told (the details are in the autograder's log) and will regrade your submission.")
 
 
 def export(out: Path, config: BundleConfig) -> Path:
@@ -73,6 +120,11 @@ def export(out: Path, config: BundleConfig) -> Path:
         return zip_folder(stage, out / "autograder.zip")
 
 
+def _shown(result: Result) -> Result:
+    """What a student sees of a result: a grader error's detail stays in the log (report_grader_errors)."""
+    return replace(result, output=GRADER_FAULT, tests=()) if result.status == "grader_error" else result
+
+
 def _summary(result: Result, hidden_visibility: str) -> str:
     """The top-level line for one exercise. While hidden checks are hidden, it counts public points only."""
     hidden = [t for t in result.tests if t.visibility != "visible"]
@@ -83,24 +135,27 @@ def _summary(result: Result, hidden_visibility: str) -> str:
             f"points; {len(hidden)} more check(s) on hidden inputs, shown {_WHEN[hidden_visibility]}.")
 
 
-def to_gradescope(results: list[Result], config: BundleConfig) -> dict:
-    """Gradescope's results.json from the course's Results (one per exercise of the bundle)."""
+def to_gradescope(results: list[Result], config: BundleConfig, execution_time: float | None = None,
+                  note: str = "") -> dict:
+    """Gradescope's results.json from the course's Results (one per exercise of the bundle). `execution_time`:
+    the run's wall clock (default: the sum of the exercises' own); `note`: a line for the whole submission."""
     tests = []
     several = len(results) > 1
-    for i, result in enumerate(results, 1):
+    shown = [_shown(r) for r in results]
+    for i, result in enumerate(shown, 1):
         known = EXERCISES.get(result.exercise)  # an unknown id (from a file's metadata) numbers by position
         number = known.number if known is not None else i
         prefix = f"{number}. {result.exercise}: " if several else ""
-        if not result.tests:  # unreadable or missing: one entry carrying the exercise's points and the reason
-            tests.append({"name": prefix + "submission", "number": f"{number}", "score": 0.0,
-                          "max_score": result.max_score, "status": "failed", "output": result.output,
-                          "visibility": "visible", "tags": [result.exercise]})
-        for i, t in enumerate(result.tests, 1):
+        if not result.tests:  # unreadable, missing or the grader's fault: one entry with the points and why
+            tests.append({"name": prefix + ("grader error" if result.status == "grader_error" else "submission"),
+                          "number": f"{number}", "score": 0.0, "max_score": result.max_score, "status": "failed",
+                          "output": result.output, "visibility": "visible", "tags": [result.exercise]})
+        for j, t in enumerate(result.tests, 1):
             hidden = t.visibility != "visible"
             output = t.output if hidden else "\n\n".join(x for x in (t.description, t.output) if x)
             tests.append({
                 "name": prefix + t.name + (" (hidden inputs)" if hidden else ""),
-                "number": f"{number}.{i}",
+                "number": f"{number}.{j}",
                 "score": t.score,
                 "max_score": t.max_score,
                 "status": t.status,
@@ -108,10 +163,12 @@ def to_gradescope(results: list[Result], config: BundleConfig) -> dict:
                 "visibility": config.hidden_visibility if hidden else "visible",
                 "tags": [result.exercise],
             })
+    seconds = execution_time if execution_time is not None else sum(r.execution_time for r in results)
+    lines = [_summary(r, config.hidden_visibility) for r in shown] + ([note] if note else [])
     return {
-        "score": round(sum(r.score for r in results), 4),
-        "execution_time": round(sum(r.execution_time for r in results), 2),
-        "output": "\n".join(_summary(r, config.hidden_visibility) for r in results),
+        "score": round(sum(r.score for r in shown), 4),
+        "execution_time": round(seconds, 2),
+        "output": "\n".join(lines),
         "output_format": "text",
         "test_output_format": "text",
         "visibility": "visible",
@@ -123,22 +180,30 @@ def to_gradescope(results: list[Result], config: BundleConfig) -> dict:
     }
 
 
-def run(root: Path) -> int:
-    """Grades ROOT/submission with the bundle's config; writes ROOT/results/results.json."""
-    import torch
+def broken_bundle(why: str, execution_time: float) -> dict:
+    """results.json when the bundle itself cannot grade (its configuration is unreadable): 0, and why."""
+    return {"score": 0.0, "execution_time": round(execution_time, 2), "output": BROKEN_BUNDLE.format(why=why),
+            "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
-    torch.set_num_threads(1)  # the reference's tensors are tiny
-    config = BundleConfig.load(root / "source" / CONFIG_NAME)
-    with make_runner() as runner:
-        results = grade_folder(root / "submission", config, runner)
-    errors = [r for r in results if r.status == "grader_error"]
-    if errors:
-        # No results.json: Gradescope then reports a failed autograder run, which staff rerun; never a 0.
-        for r in errors:
-            print(f"{r.exercise}: {r.output}")
-        return 1
-    data = to_gradescope(results, config)
-    write_atomically(root / "results" / "results.json", json_text(data))  # always encodes (lone surrogates)
+
+def run(root: Path) -> int:
+    """Grades ROOT/submission with the bundle's config; always writes ROOT/results/results.json."""
+    start = time.perf_counter()
+    why = "it could not make its own files private"
+    try:  # no student code runs unless the grader's files are out of its reach
+        lock_down(private=[root / "source", root / "submission"], shared=[root / "results"])
+        why = f"its configuration {CONFIG_NAME} is unreadable"
+        config = BundleConfig.load(root / "source" / CONFIG_NAME)
+    except Exception as e:  # noqa: BLE001 - a broken bundle: every submission says so, staff fix and regrade
+        traceback.print_exc()
+        data = broken_bundle(f"{why}: {type(e).__name__}", time.perf_counter() - start)
+    else:
+        matched = match_files(root / "submission", config)
+        results = grade_submission(root / "submission", config, matched, runner_factory=make_runner)
+        report_grader_errors(results)
+        data = to_gradescope(results, config, time.perf_counter() - start,
+                             unmatched_note(root / "submission", matched, config))
+    write_results(root / "results" / "results.json", data)
     print(data["output"])
     return 0
 

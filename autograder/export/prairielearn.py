@@ -2,11 +2,13 @@
 `python -m autograder.export.prairielearn` is the grader its containers run.
 
 PrairieLearn's contract (docs "External Grading"): a question's info.json names a Docker image, the
-course files to mount (`serverFilesCourse`) and an entrypoint; the student's files are in /grade/student
-and the result goes to /grade/results/results.json: `score` in [0, 1], `tests` with `points` and
-`max_points`, and `gradable: false` for input that cannot be graded (no attempt is used up).
-PrairieLearn has no per-test visibility: hidden checks show pass/fail and their sanitized message only.
-AUTOGRADER_ROOT replaces /grade, to test a question outside a container.
+course files to mount (`serverFilesCourse`) and an entrypoint, run as root; the student's files are in
+/grade/student and the result goes to /grade/results/results.json: `score` in [0, 1], `tests` with
+`points` and `max_points`, and `gradable: false` for input that cannot be graded (no attempt is used up).
+PrairieLearn reads results.json only when the entrypoint exits 0 (its grader host), so the grader always
+exits 0 with results, `gradable: false` and a message when it fails itself. PrairieLearn has no per-test
+visibility: hidden checks show pass/fail and their sanitized message only. AUTOGRADER_ROOT replaces /grade,
+to test a question outside a container.
 """
 
 from __future__ import annotations
@@ -16,14 +18,25 @@ import json
 import os
 import shutil
 import sys
+import traceback
 import uuid
+from dataclasses import replace
 from html import escape
 from pathlib import Path
 
 from ..exercises import EXERCISES
-from ..files import json_text, write_atomically
 from ..result import Result
-from .container import CONFIG_NAME, BundleConfig, grade_folder, make_runner, notebook_name
+from .container import (
+    CONFIG_NAME,
+    STUDENT_USER,
+    BundleConfig,
+    grade_submission,
+    lock_down,
+    make_runner,
+    notebook_name,
+    report_grader_errors,
+    write_results,
+)
 from .source import (
     CHECKOUT,
     REFERENCES_ENV,
@@ -39,26 +52,40 @@ TOPIC = "In-place autograd errors"
 QUESTIONS = "inplace_autograd"  # questions/<this>/<NN_id>/
 SERVER_DIR = "inplace_autograder"  # serverFilesCourse/<this>/
 DEFAULT_IMAGE = "inplace-autograd-course/grader:0.1.0"
+GRADER_FOLDER = "inplace-autograder"  # graders/<this>/: the image's Dockerfile and the course's source
+JOB_MEMORY_MB = 2048
+"""Memory of a grading job's container on PrairieLearn's graders (grader host's graderDockerMemory, 2 GiB)."""
 _UUID_NAMESPACE = uuid.UUID("6f1c2a1e-54d5-4b1a-9a5e-2f0d3c1b7e42")  # stable question uuids across exports
 
-DOCKERFILE = f"""# The grading image for the exported PrairieLearn questions: Python, the CPU build of torch, this course.
-# Build and push it where PrairieLearn can pull it (book/reference/platforms.md), then use its name in info.json.
+BUILD = "docker build --platform linux/amd64 -t {image} {folder}"
+"""PrairieLearn's graders are x86-64 machines: an image built on an ARM machine (an Apple silicon Mac) without
+--platform linux/amd64 would not start there."""
+
+DOCKERFILE = f"""# The grading image for the exported PrairieLearn questions: Python, the CPU build of torch, this course,
+# bubblewrap (the sandbox for student code) and {STUDENT_USER} (who runs student code where bubblewrap cannot).
+# Build it for PrairieLearn's x86-64 graders and push it where PrairieLearn can pull it, then use its name in
+# info.json (book/reference/platforms.md): {BUILD.format(image="NAME:TAG", folder="THIS_FOLDER")}
 FROM python:3.12-slim
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap && rm -rf /var/lib/apt/lists/* \\
+    && useradd --system --no-create-home --shell /usr/sbin/nologin {STUDENT_USER}
 RUN pip install --no-cache-dir "{TORCH_PIN}" --index-url {TORCH_CPU_INDEX}
 COPY course /opt/course
-RUN pip install --no-cache-dir /opt/course && python -c "import autograder.export.prairielearn, torch"
+RUN pip install --no-cache-dir /opt/course && python -I -c "import autograder.export.prairielearn, torch"
 """
 
 RUN_SH = """#!/usr/bin/env bash
-# PrairieLearn's entrypoint: run.sh EXERCISE_ID. Grades $ROOT/student into $ROOT/results/results.json.
-# AUTOGRADER_ROOT replaces /grade and AUTOGRADER_PYTHON the interpreter (to test outside a container).
+# PrairieLearn's entrypoint, run as root: run.sh EXERCISE_ID. Grades $ROOT/student into
+# $ROOT/results/results.json and exits 0 (PrairieLearn ignores results otherwise), a grader failure being
+# `gradable: false`. AUTOGRADER_ROOT replaces /grade and AUTOGRADER_PYTHON the interpreter (to test outside
+# a container).
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="${AUTOGRADER_ROOT:-/grade}"
 PYTHON="${AUTOGRADER_PYTHON:-python3}"
 # The answers the grader compares with: in the course's server files, never in the (shareable) image.
 export REFERENCES_ENV="$HERE/references"
-exec "$PYTHON" -m autograder.export.prairielearn --root "$ROOT" --config "$HERE/CONFIG_NAME" --exercise "$1"
+# -I: nothing from the working folder or PYTHON* variables is imported into the grader.
+exec "$PYTHON" -I -m autograder.export.prairielearn --root "$ROOT" --config "$HERE/CONFIG_NAME" --exercise "${1:-}"
 """.replace("CONFIG_NAME", CONFIG_NAME).replace("REFERENCES_ENV", REFERENCES_ENV)
 
 QUESTION_HTML = """<pl-question-panel>
@@ -89,8 +116,7 @@ def info_json(exercise_id: str, image: str, timeout: float) -> dict:
         "type": "v3",
         "singleVariant": True,
         "gradingMethod": "External",
-        "externalGradingOptions": {
-            "enabled": True,
+        "externalGradingOptions": {  # no "enabled": deprecated; "gradingMethod" says it
             "image": image,
             "serverFilesCourse": [f"{SERVER_DIR}/"],
             "entrypoint": f"/grade/serverFilesCourse/{SERVER_DIR}/run.sh {exercise_id}",
@@ -123,16 +149,34 @@ def export(out: Path, config: BundleConfig, image: str = DEFAULT_IMAGE) -> list[
     write_text(server / "run.sh", RUN_SH, executable=True)
     write_text(server / CONFIG_NAME, config.to_json())
     copy_references(server / "references")
-    grader = out / "graders" / "inplace-autograder"
+    grader = out / "graders" / GRADER_FOLDER
     write_text(grader / "Dockerfile", DOCKERFILE)
     copy_source(grader / "course")
     return written
 
 
+NOT_ANSWERED = "You have not answered yet: {why} This submission did not use up an attempt."
+UNTOUCHED = ("the answer cells still hold the notebook's TODO. Write your fix there, check it with "
+             "check(\"{id}\"), then submit the notebook again.")
+GRADER_FAULT = ("The grader failed on this submission. This is the grader's fault, not yours: course staff have been "
+                "told (the details are in the grading job's log, which only they see). It did not use up an "
+                "attempt; submit again later.")
+
+
+def not_gradable(message: str) -> dict:
+    """PrairieLearn's "invalid, not gradable": no points given or taken, no attempt used up."""
+    return {"gradable": False, "message": message, "format_errors": [message]}
+
+
 def to_prairielearn(result: Result) -> dict:
     """PrairieLearn's results.json for one exercise's Result."""
-    if result.status == "grader_error" or (result.status in ("malformed", "not_attempted") and not result.tests):
-        return {"gradable": False, "message": result.output, "format_errors": [result.output]}
+    if result.status == "grader_error":
+        return not_gradable(GRADER_FAULT)
+    if result.status == "not_attempted":  # the notebook as handed out, or no file: not a used attempt
+        why = UNTOUCHED.format(id=result.exercise) if result.tests else result.output
+        return not_gradable(NOT_ANSWERED.format(why=why))
+    if result.status == "malformed" and not result.tests:
+        return not_gradable(result.output)
     tests = []
     for t in result.tests:
         entry = {"name": t.name, "points": t.score, "max_points": t.max_score, "message": t.output, "output": ""}
@@ -151,21 +195,26 @@ def to_prairielearn(result: Result) -> dict:
 
 
 def run(root: Path, config_path: Path, exercise_id: str) -> int:
-    """Grades ROOT/student as `exercise_id`; writes ROOT/results/results.json (PrairieLearn creates no folder)."""
-    import torch
-
-    torch.set_num_threads(1)  # the reference's tensors are tiny
-    config = BundleConfig.load(config_path)
-    if exercise_id not in config.exercises:
-        print(f"exercise {exercise_id!r} is not one this export grades ({', '.join(config.exercises)})")
-        return 2
-    config = BundleConfig(exercises=(exercise_id,), timeout=config.timeout, salt=config.salt)
-    with make_runner() as runner:
-        (result,) = grade_folder(root / "student", config, runner)
-    data = to_prairielearn(result)
-    write_atomically(root / "results" / "results.json", json_text(data))
-    print(result.output)
-    return 1 if result.status == "grader_error" else 0
+    """Grades ROOT/student as `exercise_id`; writes ROOT/results/results.json (PrairieLearn creates no folder)
+    and exits 0 whatever happened, for PrairieLearn to read it; a failure of the grader is `gradable: false`."""
+    try:  # no student code runs unless the grader's files are out of its reach
+        lock_down(private=[root / "serverFilesCourse", config_path.parent, root / "student"],
+                  shared=[root / "results"])
+        config = BundleConfig.load(config_path)
+        if exercise_id not in config.exercises:
+            raise ExportError(f"exercise {exercise_id!r} is not one this export grades ({', '.join(config.exercises)}):"
+                              " the question's entrypoint names the wrong exercise")
+    except Exception:  # noqa: BLE001 - the question or its files are broken: staff see why in the job's log
+        traceback.print_exc()
+        data = not_gradable(GRADER_FAULT)
+    else:
+        (result,) = grade_submission(root / "student", replace(config, exercises=(exercise_id,)),
+                                     runner_factory=make_runner)
+        report_grader_errors([result])
+        data = to_prairielearn(result)
+    write_results(root / "results" / "results.json", data)
+    print(data["message"])
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
