@@ -105,10 +105,13 @@ class PageReport:
 
 
 def visit(browser: Any, url: str, screenshot: Path | None = None,
-          inspect: Callable[[Any], Any] | None = None, timeout_ms: int = 30_000) -> PageReport:
+          inspect: Callable[[Any], Any] | None = None, timeout_ms: int = 30_000,
+          wait_until: str = "networkidle", full_page: bool = False) -> PageReport:
     """Load `url` in a fresh page, wait for the network to go quiet, and report what went wrong.
 
     `inspect(page)`, if given, runs on the loaded page and its result is kept in `report.extra`.
+    `wait_until="load"` spares the half second of quiet that "networkidle" waits for, for pages that fetch
+    nothing after loading (self-contained ones); `full_page` screenshots the whole page, not the viewport.
     """
     report = PageReport(url)
     host = urlsplit(url).netloc
@@ -128,7 +131,7 @@ def visit(browser: Any, url: str, screenshot: Path | None = None,
                 if urlsplit(r.url).netloc == host else None)
         page.on("response", lambda r: report.failed_requests.append(f"{r.url} (HTTP {r.status})")
                 if r.status >= 400 else None)
-        response = page.goto(url, wait_until="networkidle", timeout=timeout_ms)
+        response = page.goto(url, wait_until=wait_until, timeout=timeout_ms)
         report.status = response.status if response else None
         report.broken_images = page.eval_on_selector_all(
             "img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.currentSrc || i.src)")
@@ -138,7 +141,7 @@ def visit(browser: Any, url: str, screenshot: Path | None = None,
             report.extra = inspect(page)
         if screenshot is not None:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(screenshot), full_page=False)
+            page.screenshot(path=str(screenshot), full_page=full_page)
     finally:
         page.close()
     return report

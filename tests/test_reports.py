@@ -1,18 +1,23 @@
-"""HTML feedback and the LMS gradebook: pure functions of results.json files, tested on results built here
-(no grading processes), then opened in headless Chromium."""
+"""HTML feedback: pure functions of results.json files, tested on results built here (no grading processes),
+then opened in headless Chromium. The gradebooks for an LMS are in test_lms.py."""
 
 import csv
 import hashlib
 import io
 import json
+import os
+import random
 import re
+import stat
+import time
 from pathlib import Path
 
 import pytest
 
+from autograder.exercises import EXERCISES
 from autograder.export import cli as export_cli
-from autograder.export.graded import Graded, load, student_of
-from autograder.export.html import culprit_lines, submission_page, write_report
+from autograder.export.graded import Graded, load, scan, student_of
+from autograder.export.html import culprit_lines, root_cause, submission_page, tampering, write_report
 from autograder.export.lms import gradebook, gradebook_csv
 from autograder.result import Result
 from autograder.result import TestResult as Check  # not collected as a test class
@@ -22,6 +27,9 @@ ATTACK = '<script>window.__pwned = 1; console.error("pwned")</script><img src=x 
 SECRETS = ("SECRET-HIDDEN-DESCRIPTION", "SECRET-STDOUT", "SECRET-TRACEBACK")
 STUDENT_CODE = "import torch\n\ndef normalized_linear(x, weight):  # <b>bold</b>\n    weight /= weight.norm()\n" \
                "    return x @ weight.T\n"
+HOSTILE = '<img src=x onerror="window.__pwned = 3">'
+SHARED = ("What it means: PyTorch saved a tensor during the forward pass because backward needs it, and something "
+          "changed that tensor in place before backward ran.")
 
 
 def results_json(folder: Path, name: str, result: Result, path: Path | None = None, **extra) -> dict:
@@ -48,18 +56,35 @@ def checks(passed: bool, attack: bool = False) -> tuple[Check, ...]:
     )
 
 
+def same_error_checks() -> tuple[Check, ...]:
+    """Three checks failing on one error, as the grader words it (the tensor's shape changes per scenario)."""
+    def error(scenario: str, shape: str) -> str:
+        return (f"In scenario '{scenario}', float32 on cpu: Your code raised RuntimeError: one of the variables "
+                f"needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor "
+                f"[{shape}]], which is output 0 of Relu, is at version 1; expected version 0 instead.\n{SHARED}\n"
+                "The line that broke autograd: `torch.Tensor.add_` at line 3 (`out += x`) changed a tensor in "
+                "place after `torch.relu` at line 2 (`out = x.relu()`) had saved it for backward.")
+
+    return (
+        Check("forward", 2, 2, "passed", "", "visible", "forward"),
+        Check("backward runs", 0, 1, "failed", "Backward failed. " + error("public", "2, 4"), "visible", "b"),
+        Check("gradients", 0, 3, "failed", error("train", "3, 5"), "after_due_date", "g"),
+        Check("gradcheck", 0, 1, "failed", error("gradcheck", "2, 3"), "visible", "gc"),
+    )
+
+
+def result(exercise, status, score, tests=(), output=None):
+    return Result(exercise, "", status, score, 10, output or f"{score:g}/10 points.", tests)
+
+
 @pytest.fixture(scope="module")
 def graded_dir(tmp_path_factory):
-    """A graded folder as `autograder grade --out` writes it, for five students."""
+    """A graded folder as `autograder grade --out` writes it, for eight students."""
     root = tmp_path_factory.mktemp("graded")
     out = root / "grades"
     dan_file = root / "class" / "dan" / "06_data_trap.py"
     dan_file.parent.mkdir(parents=True)
     dan_file.write_text(STUDENT_CODE)
-
-    def result(exercise, status, score, tests=(), output=None):
-        return Result(exercise, "", status, score, 10, output or f"{score:g}/10 points.", tests)
-
     results_json(out, "ada__06_data_trap.ipynb", result("data_trap", "passed", 10, checks(True)))
     results_json(out, "ada__01_residual_add.ipynb", result("residual_add", "passed", 10, checks(True)))
     results_json(out, "dan__06_data_trap.py", result("data_trap", "failed", 3, checks(False, attack=True)),
@@ -67,49 +92,112 @@ def graded_dir(tmp_path_factory):
     results_json(out, "bob__06_data_trap.ipynb", result("data_trap", "not_attempted", 0, output="Not attempted."))
     results_json(out, "eve__01_residual_add.ipynb", result("residual_add", "grader_error", 0),
                  grader_traceback="SECRET-TRACEBACK")
+    results_json(out, "eve__06_data_trap.ipynb", result("data_trap", "passed", 10, checks(True)))
     results_json(out, "data_trap_zed.py", result("data_trap", "malformed", 0, output="zed.py is empty."))
+    results_json(out, "cleo__01_residual_add.ipynb", result("residual_add", "failed", 2, same_error_checks()))
+    tamper = Check("forward", 0, 2, "failed", "Your code raised TamperError: your code replaced parts of the grader "
+                   "or of torch (torch.Tensor.backward)", "visible", "forward")
+    results_json(out, "mallory__01_residual_add.ipynb", result("residual_add", "failed", 0, (tamper,)))
+    forged = "0/10 points. Your code crashed the process that ran it: the report did not come from the grader's harness"
+    results_json(out, "trudy__06_data_trap.ipynb", result("data_trap", "crashed", 0, output=forged))
+    results_json(out, "Eve_Hack_7_assignsubmission_file_01_residual_add.ipynb",
+                 result("residual_add", "passed", 10, checks(True)),
+                 submission_path=f"moodle/{HOSTILE}_7_assignsubmission_file_01_residual_add.ipynb")
     return out
 
 
 @pytest.fixture(scope="module")
 def report(graded_dir):
-    paths = write_report(graded_dir, graded_dir / "report")
+    paths = write_report(graded_dir, graded_dir / "report", for_students=graded_dir / "handout")
     return paths["index"].parent
 
 
 @pytest.mark.parametrize("data, student", [
     ({"submission": "ada__01_residual_add.ipynb", "exercise": "residual_add"}, "ada"),
     ({"submission": "ada__week1__x.py", "exercise": "residual_add"}, "ada"),
+    ({"submission": "group-2__01_residual_add.ipynb", "exercise": "residual_add"}, "group-2"),  # a folder's name
     ({"submission": "data_trap_zed.py", "exercise": "data_trap"}, "zed"),
+    ({"submission": "data_trap_zed-2.py", "exercise": "data_trap"}, "zed"),  # handed in again, or a name collision
     ({"submission": "06_data_trap-zed.py", "exercise": "data_trap"}, "zed"),
     ({"submission": "01_residual_add.ipynb", "exercise": "residual_add",
       "submission_path": "class/cleo/01_residual_add.ipynb"}, "cleo"),
     ({"submission": "01_residual_add.ipynb", "exercise": "residual_add"}, "(unknown)"),
+    # Canvas's "Download Submissions": on time, late, handed in again
+    ({"submission": "ada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add"}, "ada"),
+    ({"submission": "ada_LATE_12345_67891_01_residual_add.ipynb", "exercise": "residual_add"}, "ada"),
+    ({"submission": "ada_12345_67892_01_residual_add-1.ipynb", "exercise": "residual_add"}, "ada"),
+    ({"submission": "canvas__lovelaceada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add",
+      "submission_path": "canvas/lovelaceada_12345_67890_01_residual_add.ipynb"}, "lovelaceada"),
+    # Moodle's "Download all submissions", flat and in folders (its default); the path keeps the spaces
+    ({"submission": "Ada_Lovelace_123_assignsubmission_file_01_residual_add.ipynb", "exercise": "residual_add",
+      "submission_path": "dl/Ada Lovelace_123_assignsubmission_file_01_residual_add.ipynb"}, "Ada Lovelace"),
+    ({"submission": "Ada_Lovelace_123_assignsubmission_file___01_residual_add.ipynb", "exercise": "residual_add",
+      "submission_path": "dl/Ada Lovelace_123_assignsubmission_file_/01_residual_add.ipynb"}, "Ada Lovelace"),
+    ({"submission": "Ada_Lovelace_123_assignsubmission_file_01_residual_add.ipynb", "exercise": "residual_add"},
+     "Ada Lovelace"),
 ])
 def test_whose_submission(data, student):
     assert student_of(data) == student
 
 
+def test_one_student_one_row_whatever_the_lms_called_the_files(tmp_path):
+    for name, score, status in (("ada_12345_67890_01_residual_add.ipynb", 4, "failed"),
+                                ("ada_LATE_12345_67891_01_residual_add.ipynb", 9, "failed"),
+                                ("ada_12345_67892_01_residual_add-1.ipynb", 7, "failed"),
+                                ("ada_12345_67893_06_data_trap.ipynb", 10, "passed"),
+                                ("smithjohn_111_1_06_data_trap.ipynb", 1, "failed"),
+                                ("smithjohn_222_2_06_data_trap.ipynb", 2, "failed")):
+        exercise = "data_trap" if "data_trap" in name else "residual_add"
+        results_json(tmp_path, name, result(exercise, status, score))
+    graded = load(tmp_path)
+    assert {g.student for g in graded} == {"ada", "smithjohn (111)", "smithjohn (222)"}  # two Canvas users, one name
+    assert [g.late for g in graded if g.student == "ada"] == [False, False, False, True]  # data_trap first
+    (ada,) = [r for r in gradebook(graded).rows if r.student == "ada"]
+    assert ada.cell("residual_add").score == 9 and ada.cell("residual_add").counted.late and ada.total == 19
+
+
+def test_unreadable_results_are_skipped_and_said(tmp_path):
+    results_json(tmp_path, "ada__01_residual_add.ipynb", result("residual_add", "passed", 10))
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "results.json").write_text("{not json")
+    (tmp_path / "link").mkdir()
+    (tmp_path / "link" / "results.json").symlink_to(tmp_path / "ada__01_residual_add.ipynb" / "results.json")
+    (tmp_path / "fifo").mkdir()
+    os.mkfifo(tmp_path / "fifo" / "results.json")  # would block a plain open() forever
+    (tmp_path / "linked_folder").symlink_to(tmp_path / "ada__01_residual_add.ipynb")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "results.json").write_text('["not", "ours"]')
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "results.json").write_text('{"exercise": "x", "tests": [], "status": "<b>pwned</b>"}')
+    graded, skipped = scan(tmp_path)
+    assert [g.folder for g in graded] == ["ada__01_residual_add.ipynb"]
+    assert sorted(line.split("/")[0] for line in skipped) == ["bad", "fifo", "link", "odd", "other"]
+    paths = write_report(tmp_path, tmp_path / "report")
+    assert "5 results.json file(s) could not be read" in paths["index"].read_text()
+    assert len([w for w in paths["warnings"] if w.startswith("skipped")]) == 5
+
+
 def test_lms_gradebook_one_row_per_student(graded_dir):
-    graded = load(graded_dir)
-    rows = list(csv.reader(io.StringIO(gradebook_csv(gradebook(graded)))))
+    rows = list(csv.reader(io.StringIO(gradebook_csv(gradebook(load(graded_dir))))))
     assert rows[0] == ["student", "residual_add", "data_trap", "total"]  # course order, not file order
     table = {r[0]: r[1:] for r in rows[1:]}
-    assert table == {
-        "ada": ["10", "10", "20"],
-        "bob": ["", "0", "0"],
-        "dan": ["", "3", "3"],
-        "eve": ["", "", "0"],  # grader_error: left empty for the teacher, never a 0
-        "zed": ["", "0", "0"],
-    }
+    assert table["ada"] == ["10", "10", "20"]
+    assert table["bob"] == ["", "0", "0"]
+    assert table["dan"] == ["", "3", "3"]
+    assert table["eve"] == ["grader_error", "10", "grader_error"]  # visibly not a number, and no partial total
+    assert table["zed"] == ["", "0", "0"]
+    assert table[HOSTILE] == ["10", "", "10"]
 
 
 def test_lms_gradebook_keeps_the_best_of_two_submissions():
-    def g(score, status="failed"):
-        return Graded(f"s{score}", "ada", "data_trap", {"score": score, "status": status})
+    def g(score, status="failed", late=False):
+        return Graded(f"s{score}", "ada", "data_trap", {"score": score, "status": status}, late=late)
 
-    book = gradebook([g(3), g(7), g(0, "grader_error")])
-    assert book.rows == (("ada", {"data_trap": 7.0}, 7.0),)
+    (row,) = gradebook([g(3), g(7, late=True), g(5)]).rows
+    assert row.cell("data_trap").score == 7 and row.total == 7
+    (row,) = gradebook([g(3), g(0, "grader_error")]).rows  # the regrade might have scored more
+    assert row.cell("data_trap").status == "grader_error" and row.cell("data_trap").score is None
+    assert row.total is None
 
 
 def test_culprit_lines_are_found_in_feedback():
@@ -135,56 +223,247 @@ def test_submission_page_escapes_everything_and_keeps_hidden_checks_hidden(repor
     assert page.count('class="culprit"') == 1
 
 
-def test_culprit_line_without_the_file(graded_dir, tmp_path):
+def test_culprit_line_without_the_file(graded_dir):
     (graded,) = [g for g in load(graded_dir) if g.student == "dan"]
     changed = dict(graded.data, submission_sha256="0" * 64)  # the file changed since grading
     page = submission_page(Graded(graded.folder, "dan", "data_trap", changed), code_lines=None)
     assert "Culprit line(s) of your answer: 4" in page and 'class="code"' not in page
 
 
-def test_overview_page(report, graded_dir):
+def test_the_root_cause_is_shown_once_at_the_top(report):
+    feedback = root_cause(result("residual_add", "failed", 2, same_error_checks()).to_json())
+    assert feedback.cause[0].startswith("Your code raised RuntimeError: one of the variables")
+    assert feedback.cause[1:] == [SHARED, feedback.cause[2]] and feedback.cause_checks == 3
+    assert [t["contexts"] for t in feedback.tests] == [
+        [], ["Backward failed. In scenario 'public', float32 on cpu"], ["In scenario 'train', float32 on cpu"],
+        ["In scenario 'gradcheck', float32 on cpu"]]
+    assert all(t["output"] == "" for t in feedback.tests)  # nothing left that the top does not say
+    for page in (report / "submissions" / "cleo__01_residual_add.ipynb.html", report / "students" / "cleo.html"):
+        text = page.read_text()
+        assert text.count("What it means: PyTorch saved a tensor") == 1, page
+        assert text.count("is at version 1; expected version 0") == 1, page
+        assert "What went wrong (the same in 3 checks)" in text
+        assert text.index("What went wrong") < text.index("backward runs")  # at the top, before the checks
+        assert "In scenario &#39;train&#39;, float32 on cpu: see “What went wrong” above." in text
+
+
+def test_a_crash_says_its_cause_once(tmp_path):
+    message = "Your code crashed the process that ran it: the process exited with status 0 before reporting"
+    tests = tuple(Check(name, 0, 2, "failed", message, "visible", "") for name in ("values", "same", "leaf"))
+    results_json(tmp_path, "frank__05_leaf_sgd.ipynb", result("leaf_sgd", "crashed", 0, tests, f"0/10 points. {message}"))
+    paths = write_report(tmp_path, tmp_path / "r")
+    text = (paths["students"] / "frank.html").read_text()
+    assert text.count(message) == 1 and "<p>0/10 points.</p>" in text
+
+
+def test_tampering_is_flagged():
+    flagged = {"status": "failed", "tests": [{"status": "failed", "output": "raised TamperError: ..."}]}
+    replaced = {"status": "failed", "tests": [{"status": "failed", "output": "your code replaced parts of the grader"}]}
+    forged = {"status": "crashed", "output": "the report did not come from the grader's harness", "tests": []}
+    honest = {"status": "crashed", "output": "the process exited with status 0 before reporting", "tests": []}
+    passed_mention = {"status": "passed", "tests": [{"status": "passed", "output": "TamperError"}]}
+    assert [tampering(d) for d in (flagged, replaced, forged, honest, passed_mention)] == [True, True, True, False, False]
+
+
+def test_overview_page(report):
     page = (report / "index.html").read_text()
     assert page.count("<svg") == 2  # score distribution, most common failing checks
     for secret in SECRETS:
         assert secret not in page and secret not in (report / "gradebook_lms.csv").read_text()
     assert "<script" not in page and not re.search(r"""(src|href)=["']?https?:""", page)  # offline
     assert "eve__01_residual_add.ipynb" in page and "internal grading error" in page
-    links = re.findall(r'href="(submissions/[^"]+)"', page)
-    assert len(links) == 6 and all((report / link).is_file() for link in links)
+    attention = page[page.index('id="attention"'):page.index('id="missing"')]
+    for label, who in (("Flagged as tampering", ("mallory", "trudy")), ("Crashed", ("trudy",)),
+                       ("Unreadable (malformed)", ("zed",)), ("Not attempted", ("bob",))):
+        row = attention[attention.index(label):].split("</tr>")[0]
+        assert all(f">{name}</a>" in row for name in who), (label, row)
+    assert ">ada</a>" not in attention and ">dan</a>" not in attention
+    missing = page[page.index('id="missing"'):page.index("Per exercise")]
+    assert ">bob</a> (#1)" in missing and ">dan</a> (#1)" in missing  # exercises they did not hand in
+    for code, name in (("P", "passed"), ("F", "failed"), ("NA", "not attempted"), ("CR", "crashed"),
+                       ("MF", "malformed"), ("GE", "grader error")):
+        assert f'<span class="status {name.replace(" ", "_")}">{code}</span>' in page  # the legend, in words too
+    assert "students/" in page and "by_score.html" in page
+    assert not re.search(r'href="submissions/[^"]+"', page.replace("submissions/eve__01_residual_add.ipynb.html", ""))
+
+
+def test_sorted_views_and_student_pages(report):
+    def order(page):
+        return re.findall(r'<tr><td><a href="students/[^"]+">([^<]+)</a>', (report / page).read_text())
+
+    by_name = order("by_name.html")
+    assert by_name == sorted(by_name, key=str.casefold) and len(by_name) == 9
+    by_score = order("by_score.html")
+    assert by_score[:2] == ["ada", "&lt;img src=x onerror=&#34;window.__pwned = 3&#34;&gt;"] and by_score[-1] == "eve"
+    by_status = (report / "by_status.html").read_text()
+    assert by_status.index("Worst status: grader error") < by_status.index("Worst status: crashed") \
+        < by_status.index("Worst status: passed")
+    assert order("by_status.html")[0] == "eve"
+    for name in ("ada", "bob", "cleo", "dan", "eve", "mallory", "trudy", "zed"):
+        page = (report / "students" / f"{name}.html").read_text()
+        assert page.count("<section") == 2  # every exercise, handed in or not
+        assert 'id="ex-residual_add"' in page and 'id="ex-data_trap"' in page
+    assert "no submission of this exercise" in (report / "students" / "bob.html").read_text()
+    eve = (report / "students" / "eve.html").read_text()
+    assert "SECRET-TRACEBACK" in eve and "teachers only" in eve  # the teacher's page keeps the traceback
+    mallory = (report / "students" / "mallory.html").read_text()
+    assert "Flagged: tampering" in mallory and "Needs attention: Flagged as tampering: #1" in mallory
+
+
+def test_the_students_own_folders_say_nothing_else(report, graded_dir):
+    handout = graded_dir / "handout"
+    folders = sorted(p.name for p in handout.iterdir())
+    assert "ada" in folders and len(folders) == 9
+    assert all(sorted(p.name for p in (handout / f).iterdir()) == ["index.html"] for f in folders)
+    others = ("ada", "bob", "cleo", "dan", "mallory", "trudy", "zed")
+    for folder in folders:
+        page = (handout / folder / "index.html").read_text()
+        assert "<nav" not in page and "index.html" not in page and "../" not in page  # no way out of the folder
+        assert "students/" not in page and "submissions/" not in page and "by_score" not in page
+        for teacher_only in (*SECRETS, "SECRET-STDOUT", "teachers only", "Flagged", "Needs attention", "/class/",
+                             "__06_data_trap", "Mean score", "<svg"):
+            assert teacher_only not in page, (folder, teacher_only)
+        for name in others:
+            if name != folder:
+                assert f">{name}<" not in page and f"{name}__" not in page, (folder, name)
+    eve = (handout / "eve" / "index.html").read_text()
+    assert "not your fault, and your teacher has been told" in eve
+    dan = (handout / "dan" / "index.html").read_text()
+    assert 'id="data_trap-L4" class="culprit"' in dan and "&lt;script&gt;window.__pwned" in dan
+
+
+def test_hostile_names_are_escaped_everywhere(report, graded_dir):
+    pages = [report / "index.html", *report.glob("by_*.html"), *report.rglob("students/*.html"),
+             *(graded_dir / "handout").rglob("*.html")]
+    assert len(pages) == 4 + 2 * 9
+    for page in pages:
+        text = page.read_text()
+        assert "<img" not in text and "<script" not in text, page
+    assert "&lt;img src=x onerror=" in (report / "by_name.html").read_text()
+    assert all(re.fullmatch(r"[A-Za-z0-9._-]+", p.name) for p in report.rglob("*"))  # safe file names
+
+
+def test_every_file_is_readable_by_the_group(report, graded_dir):
+    files = [p for p in [*report.rglob("*"), *(graded_dir / "handout").rglob("*")] if p.is_file()]
+    assert len(files) > 30
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {oct(0o644)}  # not mkstemp's 0600
 
 
 def test_report_command(graded_dir, tmp_path, capsys):
-    assert export_cli.main(["report", str(graded_dir), "--out", str(tmp_path / "r")]) == 0
-    assert (tmp_path / "r" / "index.html").is_file() and "LMS gradebook" in capsys.readouterr().out
+    assert export_cli.main(["report", str(graded_dir), "--out", str(tmp_path / "r"),
+                            "--for-students", str(tmp_path / "hand")]) == 0
+    captured = capsys.readouterr()
+    assert (tmp_path / "r" / "index.html").is_file() and "gradebook for a spreadsheet" in captured.out
+    assert (tmp_path / "hand" / "ada" / "index.html").is_file()
+    assert "1 grader error(s)" in captured.err and "eve/residual_add" in captured.err  # the teacher is told
     assert export_cli.main(["report", str(tmp_path / "nothing")]) == 2
     (tmp_path / "empty").mkdir()
     assert export_cli.main(["report", str(tmp_path / "empty")]) == 2
     assert "grade first" in capsys.readouterr().err
 
 
+# ---- a class of 300 ----------------------------------------------------------------------------------------
+
+OLD_OVERVIEW_HEIGHT = 11_320
+"""Pixels of the overview page the report wrote before it had sorted views (one table row per student), for
+this very class of 300 in Chromium at 1280 px wide."""
+
+
+def big_class(folder: Path, students: int = 300, seed: int = 0) -> None:
+    """results.json files written directly: 300 students x 7 exercises, mostly passing or failing, some
+    untouched, crashed, unreadable or out of time, as a large class's are."""
+    rng = random.Random(seed)
+    for i in range(students):
+        for ex in EXERCISES.values():
+            status = rng.choices(["passed", "failed", "not_attempted", "crashed", "malformed", "timed_out"],
+                                 [50, 35, 6, 3, 3, 3])[0]
+            tests = []
+            for c in ex.checks:
+                ok = status == "passed" or (status == "failed" and rng.random() < 0.6)
+                tests.append({"name": c.name, "score": c.points if ok else 0, "max_score": c.points,
+                              "status": "passed" if ok else "failed", "output": "" if ok else "Gradient differs.",
+                              "visibility": "visible", "description": ""})
+            score = sum(t["score"] for t in tests) if status in ("passed", "failed") else 0
+            name = f"s{i:03d}__{ex.number:02d}_{ex.id}.ipynb"
+            (folder / name).mkdir(parents=True)
+            (folder / name / "results.json").write_text(json.dumps({
+                "exercise": ex.id, "submission": name, "status": status, "score": score, "max_score": 10,
+                "output": f"{score}/10 points.", "tests": tests, "execution_time": 0.1}))
+
+
+@pytest.fixture(scope="module")
+def big_report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("big")
+    big_class(root / "grades")
+    start = time.perf_counter()
+    paths = write_report(root / "grades", root / "report")
+    return paths, time.perf_counter() - start
+
+
+def test_a_class_of_300(big_report):
+    paths, seconds = big_report
+    assert seconds < 60  # about 6 s on 2 busy cores
+    assert len(list(paths["students"].iterdir())) == 300 and len(list(paths["submissions"].iterdir())) == 2100
+    index = paths["index"].read_text()
+    assert "2100 submissions from 300 students" in index and index.count("<tr>") < 30  # no row per student
+    by_score = (paths["index"].parent / "by_score.html").read_text()
+    assert len(re.findall(r'<tr><td><a href="students/', by_score)) == 300
+
+
 # ---- in a browser ------------------------------------------------------------------------------------------
+
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)")
+
+
+def _height(page):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    return page.evaluate("document.documentElement.scrollHeight")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)")
-def test_reports_open_in_chromium_without_errors(report):
+@needs_chromium
+def test_reports_open_in_chromium_without_errors(report, graded_dir):
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    pages = ["index.html", *(f"submissions/{p.name}" for p in sorted((report / "submissions").iterdir()))]
+    root = report.parent
+    some = ("dan__06_data_trap.py.html", "cleo__01_residual_add.ipynb.html", "eve__01_residual_add.ipynb.html")
+    pages = [f"report/{p.relative_to(report)}" for p in sorted(report.rglob("*.html"))
+             if p.parent.name != "submissions" or p.name in some]  # the others are made the same way
+    pages += [f"handout/{p.relative_to(graded_dir / 'handout')}" for p in sorted((graded_dir / "handout").rglob("*.html"))]
 
     def inspect(page):
         return {"pwned": page.evaluate("typeof window.__pwned"), "svgs": page.locator("svg").count(),
                 "body": page.inner_text("body"),
-                "culprit": page.locator(".culprit").inner_text() if page.locator(".culprit").count() else ""}
+                "culprit": page.locator(".culprit").first.inner_text() if page.locator(".culprit").count() else ""}
 
-    with serve(report) as base, open_browser() as browser:
-        seen = {name: visit(browser, f"{base.rstrip('/')}/{name}", inspect=inspect) for name in pages}
+    with serve(root) as base, open_browser() as browser:
+        seen = {name: visit(browser, f"{base}{name}", inspect=inspect, wait_until="load") for name in pages}
+    assert len(seen) == 4 + 9 + 3 + 9
     assert [p for r in seen.values() for p in r.problems()] == []
     for name, visited in seen.items():
         assert visited.extra["pwned"] == "undefined", name  # the submission's <script> never ran
-        assert visited.extra["svgs"] == (2 if name == "index.html" else 0), name
-    dan = seen["submissions/dan__06_data_trap.py.html"].extra
+        assert visited.extra["svgs"] == (2 if name == "report/index.html" else 0), name
+        assert all(link.startswith(base) for link in visited.links), name  # nothing leaves the report
+    dan = seen["report/submissions/dan__06_data_trap.py.html"].extra
     assert "<script>window.__pwned" in dan["body"]  # shown as text, not run
     assert dan["culprit"].endswith("weight /= weight.norm()")
+    overview = seen["report/index.html"].extra["body"]
+    assert "Needs attention" in overview and "failed: the code ran; some checks failed." in overview
+    anchors = {link.split("#", 1)[1] for link in seen["report/by_name.html"].links if "#" in link}
+    assert anchors == {"ex-residual_add", "ex-data_trap"} <= seen["report/students/ada.html"].ids
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_the_overview_of_300_is_a_page_a_teacher_can_read(big_report):
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    paths, _ = big_report
+    with serve(paths["index"].parent) as base, open_browser() as browser:
+        overview = visit(browser, base + "index.html", inspect=_height, wait_until="load")
+        by_score = visit(browser, base + "by_score.html", inspect=_height, wait_until="load")
+    assert overview.ok and by_score.ok, overview.problems() + by_score.problems()
+    assert overview.extra < 4_500, overview.extra  # was 11,320 px: a row per student
+    assert overview.extra * 2.5 < OLD_OVERVIEW_HEIGHT
+    assert by_score.extra > 300 * 20  # the full table is there instead, a row per student
 
 
 def test_no_leftover_files(report):

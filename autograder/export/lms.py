@@ -1,51 +1,459 @@
-"""The gradebook an LMS imports: one row per student, one column per exercise, a total.
+"""Gradebooks: one row per student, one column per exercise, for a spreadsheet and for an LMS to import.
 
-A cell holds the student's best score for the exercise. It is empty, never 0, where there is no
-submission or where the grader itself failed (`grader_error`): the teacher decides those, not a default.
+A cell holds the student's best score for the exercise among their submissions (on time, late, handed in
+again). It is empty, never 0, where there is no submission. Where the grader itself failed on one of the
+student's submissions of the exercise (`grader_error`), the cell is visibly not a number and the student's
+total is not summed: a total that silently skipped a grader error would look like a grade.
+
+Three files:
+
+- `gradebook_lms.csv` (always): `student, <exercise ids in course order>, total`, for a spreadsheet. A grader
+  error reads `grader_error` in its cell and in the total.
+- `gradebook_canvas.csv` (with a Canvas roster): Canvas's gradebook import format. Canvas's importer
+  (instructure/canvas-lms app/models/gradebook_importer.rb) wants a header whose first column contains
+  `Student` and second `ID`, then `SIS User ID` and `SIS Login ID` (or `SIS Login ID` alone), ending with
+  `Section`; it finds a student by `ID` first, then by SIS ids, then by name. A column titled
+  `Name (123)` updates assignment 123, a column it cannot match creates a new assignment, and only the
+  columns it knows as computed (`Current Score`, `Final Score`, ...) are ignored: a `total` column would
+  become a new assignment counted in the total a second time, so none is written. A row whose first cell
+  contains `Points Possible` gives the points of new assignments (and is copied from the roster for the
+  existing ones; where Canvas's points differ from the exercise's, scores are scaled to them and the
+  teacher told). Canvas's importer takes an empty cell or `-` as no score (`no_score?`), and its grade
+  parsing makes no score of `-` (assignment.rb `interpret_grade`); a grader error is written `-`. The roster is Canvas's own gradebook export
+  (Grades > Export > Export Entire Gradebook), whose identity columns are copied as they are. See also
+  Canvas's guide "How do I import grades in the Gradebook?"
+  (community.canvaslms.com/t5/Instructor-Guide/How-do-I-import-grades-in-the-Gradebook/ta-p/807).
+- `gradebook_moodle.csv` (with a Moodle roster): Moodle's CSV grade import reads the format of its own
+  export (docs.moodle.org Grade_import: "The import file format is the same as the corresponding export
+  format"; Grade administration > Export > Plain text file gives `First name, Last name, ID number,
+  Institution, Department, Email address, <grade items>, Course total, Last downloaded from this course`).
+  On import the teacher maps `Email address` to `useremail` (or `ID number` to `useridnumber`) and each
+  exercise column to its grade item; a `Course total` column would have to be set to "Ignore", so none is
+  written, nor `Last downloaded from this course` (whose date check refuses exports older than a year).
+  Moodle's importer (grade/import/csv/classes/load_data.php) takes `''` or `-` as no grade and aborts the
+  whole import on any other text or on a row whose user it cannot find: every row is a roster row, and a
+  grader error is written `-`.
+
+Both LMS files have one row per roster student, in the roster's order: a student with no submission is
+there with empty cells. Submissions whose student is not on the roster, and names that match several
+roster students, are left out of them and reported (`Join`).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+import math
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
 
 from ..exercises import EXERCISES
-from ..files import csv_cell
+from ..files import RefusedFile, csv_cell, read_bounded
 from .graded import Graded
+from .source import ExportError
+
+MISSING = "missing"
+GRADER_ERROR = "grader_error"
+LMS_NO_GRADE = "-"
+"""What a grader error reads in the LMS files: not a number, and `no score` to both Canvas and Moodle."""
+ROSTER_LIMIT = 50_000_000
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One student's submissions of one exercise, and the one that counts (the best score)."""
+
+    submissions: tuple[Graded, ...] = ()
+
+    @cached_property
+    def status(self) -> str:
+        if not self.submissions:
+            return MISSING
+        if any(g.status == GRADER_ERROR for g in self.submissions):
+            return GRADER_ERROR
+        return self.counted.status  # type: ignore[union-attr]
+
+    @cached_property
+    def counted(self) -> Graded | None:
+        """The submission whose score counts: the best, the latest among equals; None where missing."""
+        scored = [g for g in self.submissions if g.status != GRADER_ERROR]
+        if not scored:
+            return self.submissions[-1] if self.submissions else None
+        return max(enumerate(scored), key=lambda item: (item[1].score, not item[1].late, item[0]))[1]
+
+    @property
+    def score(self) -> float | None:
+        """None where there is no submission or a grader error: never a default 0."""
+        return None if self.status in (MISSING, GRADER_ERROR) else self.counted.score  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True)
+class Row:
+    student: str
+    cells: dict[str, Cell]
+    lms: str = ""
+    lms_id: str = ""
+
+    def cell(self, exercise: str) -> Cell:
+        return self.cells.get(exercise) or Cell()
+
+    @property
+    def grader_errors(self) -> list[str]:
+        return [e for e, c in self.cells.items() if c.status == GRADER_ERROR]
+
+    @property
+    def total(self) -> float | None:
+        """The sum of the scores; None where a cell is a grader error (the total is not known)."""
+        if self.grader_errors:
+            return None
+        return sum(c.score or 0.0 for c in self.cells.values())
 
 
 @dataclass(frozen=True)
 class Gradebook:
     exercises: tuple[str, ...]
-    rows: tuple[tuple[str, dict[str, float | None], float], ...]  # (student, exercise -> score, total)
-    max_total: float
+    rows: tuple[Row, ...]
+    max_scores: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def max_total(self) -> float:
+        return sum(self.max_scores.values())
+
+    def row(self, student: str) -> Row | None:
+        return next((r for r in self.rows if r.student == student), None)
+
+
+def _max_score(exercise: str, graded: list[Graded]) -> float:
+    if exercise in EXERCISES:
+        return float(EXERCISES[exercise].max_score)
+    values = []
+    for g in graded:
+        try:
+            values.append(float(g.data.get("max_score") or 0))
+        except (TypeError, ValueError):
+            pass
+    return max(values, default=0.0)
 
 
 def gradebook(graded: list[Graded]) -> Gradebook:
     present = {g.exercise for g in graded}
     exercises = tuple(e for e in EXERCISES if e in present) + tuple(sorted(present - set(EXERCISES)))
-    scores: dict[str, dict[str, float | None]] = {}
+    by_student: dict[str, dict[str, list[Graded]]] = {}
+    ids: dict[str, tuple[str, str]] = {}
     for g in graded:
-        cells = scores.setdefault(g.student, {})
-        score = None if g.data.get("status") == "grader_error" else float(g.data.get("score", 0))
-        if score is not None and (cells.get(g.exercise) is None or score > cells[g.exercise]):
-            cells[g.exercise] = score
-        else:
-            cells.setdefault(g.exercise, None)
-    rows = tuple((student, cells, sum(v for v in cells.values() if v is not None))
-                 for student, cells in sorted(scores.items()))
-    max_total = sum(EXERCISES[e].max_score for e in exercises if e in EXERCISES)
-    return Gradebook(exercises, rows, max_total)
+        by_student.setdefault(g.student, {}).setdefault(g.exercise, []).append(g)
+        if g.lms_id:
+            ids[g.student] = (g.lms, g.lms_id)
+    rows = tuple(Row(student, {e: Cell(tuple(subs)) for e, subs in cells.items()}, *ids.get(student, ("", "")))
+                 for student, cells in sorted(by_student.items()))
+    maxima = {e: _max_score(e, [g for g in graded if g.exercise == e]) for e in exercises}
+    return Gradebook(exercises, rows, maxima)
 
 
-def gradebook_csv(book: Gradebook) -> str:
-    """CSV with the header `student, <exercise ids in course order>, total`; text cells through csv_cell (no
-    formulas: a student or exercise named `=HYPERLINK(...)` stays text)."""
+def number(x: float) -> str:
+    """A score as a gradebook writes it: at most two decimals, no trailing zeros."""
+    return f"{round(x, 2):g}"
+
+
+def gradebook_csv(book: Gradebook, also: list[str] | tuple[str, ...] = ()) -> str:
+    """CSV with the header `student, <exercise ids in course order>, total`; `also` adds rows with empty
+    cells (roster students without a submission). Text cells through csv_cell (no formulas: a student or
+    exercise named `=HYPERLINK(...)` stays text)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["student", *map(csv_cell, book.exercises), "total"])
-    for student, cells, total in book.rows:
-        writer.writerow([csv_cell(student), *("" if cells.get(e) is None else f"{cells[e]:g}" for e in book.exercises),
-                         f"{total:g}"])
+    for row in book.rows:
+        cells = []
+        for e in book.exercises:
+            cell = row.cell(e)
+            cells.append(GRADER_ERROR if cell.status == GRADER_ERROR else
+                         "" if cell.score is None else number(cell.score))
+        total = row.total
+        writer.writerow([csv_cell(row.student), *cells, GRADER_ERROR if total is None else number(total)])
+    for student in also:
+        writer.writerow([csv_cell(student), *("" for _ in book.exercises), ""])
     return buffer.getvalue()
+
+
+# ---- rosters --------------------------------------------------------------------------------------------
+
+
+class RosterError(ExportError):
+    """A roster this module cannot read; the message says what it expected."""
+
+
+def norm(text: str) -> str:
+    """Lower-case letters and digits only: `Lovelace, Ada` -> `lovelaceada`, `residual_add` -> `residualadd`."""
+    return re.sub(r"[\W_]+", "", str(text).casefold())
+
+
+@dataclass(frozen=True)
+class RosterStudent:
+    index: int
+    cells: dict[str, str]  # the roster's row, column -> text as the LMS wrote it
+    name: str  # as the LMS shows it
+    lms_id: str  # Canvas's ID column; "" for Moodle (its downloads carry no user id)
+    ids: tuple[str, ...]  # normalised SIS ids, logins, emails and their local parts, ID numbers
+    names: tuple[str, ...]  # normalised "first last" and "last first"
+
+
+@dataclass(frozen=True)
+class Roster:
+    lms: str  # "canvas" or "moodle"
+    header: tuple[str, ...]
+    identity: tuple[str, ...]  # the columns that say who a row is, copied into the import file
+    grade_columns: tuple[str, ...]  # the LMS's assignment (grade item) columns
+    points_possible: dict[str, str]  # Canvas: column -> its "Points Possible" cell
+    students: tuple[RosterStudent, ...]
+    path: str = ""
+
+
+CANVAS_COMPUTED = re.compile(r"(Current|Final|Unposted|Override)\s+(Score|Points|Grade|Status)|"
+                             r"Assignments\s+(Current|Final)|Imported Assignments")
+MOODLE_GRADE = re.compile(r"^(.+?:\s.+|Course total.*|Last downloaded from this course)$", re.IGNORECASE)
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")  # Excel adds a byte-order mark
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")  # a roster saved by Excel on Windows
+
+
+def _email_ids(value: str) -> list[str]:
+    value = value.strip()
+    return [norm(value), norm(value.split("@", 1)[0])] if "@" in value else [norm(value)]
+
+
+def read_roster(path: Path) -> Roster:
+    """A Canvas gradebook export or a Moodle grades export, recognised by its header."""
+    try:
+        text = _decode(read_bounded(path, ROSTER_LIMIT))
+    except (RefusedFile, OSError) as e:
+        raise RosterError(f"cannot read the roster {path}: {e}") from None
+    rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+    if not rows:
+        raise RosterError(f"the roster {path} is empty")
+    header = tuple(c.strip() for c in rows[0])
+    lower = [c.casefold() for c in header]
+    if len(header) > 2 and "Student" in header[0] and header[1] == "ID" and any("Section" in c for c in header):
+        return _canvas(header, rows[1:], str(path))
+    if "first name" in lower and "email address" in lower:
+        return _moodle(header, rows[1:], str(path))
+    raise RosterError(
+        f"{path} is neither a Canvas gradebook export (columns Student, ID, SIS User ID, SIS Login ID, Section, "
+        f"then assignments) nor a Moodle grades export (First name, Last name, ID number, Email address, then "
+        f"grade items); its columns are: {', '.join(header[:8])}")
+
+
+def _canvas(header: tuple[str, ...], rows: list[list[str]], path: str) -> Roster:
+    end = next(i for i, c in enumerate(header) if "Section" in c) + 1
+    identity = header[:end]
+    grades = tuple(c for c in header[end:] if c and not CANVAS_COMPUTED.search(c))
+    points: dict[str, str] = {}
+    students = []
+    for row in rows:
+        cells = {c: (row[i].strip() if i < len(row) else "") for i, c in enumerate(header)}
+        first = cells[header[0]]
+        if "Points Possible" in first:
+            points = {c: cells[c] for c in grades}
+            continue
+        if all(re.fullmatch(r"\s*(Muted|Manual Posting.*)?\s*", v, re.IGNORECASE) for v in cells.values()):
+            continue  # the row of muted (manually posted) assignments
+        if first == "Student, Test" and not cells.get("SIS User ID") and not cells.get("SIS Login ID"):
+            continue  # Canvas's Student View account
+        ids = [norm(cells.get(c, "")) for c in ("SIS User ID", "Integration ID")]
+        ids += _email_ids(cells.get("SIS Login ID", ""))
+        last, _, given = first.partition(",")
+        names = [norm(first), norm(f"{given} {last}")]
+        students.append(RosterStudent(len(students), cells, first, cells["ID"], _clean(ids), _clean(names)))
+    return Roster("canvas", header, identity, grades, points, tuple(students), path)
+
+
+def _moodle(header: tuple[str, ...], rows: list[list[str]], path: str) -> Roster:
+    end = next((i for i, c in enumerate(header) if MOODLE_GRADE.match(c)), len(header))
+    identity = header[:end]
+    grades = tuple(c for c in header[end:] if c and not re.match(r"(?i)course total|last downloaded|feedback:", c))
+    lower = {c.casefold(): c for c in header}
+    students = []
+    for row in rows:
+        cells = {c: (row[i].strip() if i < len(row) else "") for i, c in enumerate(header)}
+
+        def get(*names: str, cells: dict[str, str] = cells) -> str:
+            return next((cells[lower[n]] for n in names if n in lower), "")
+
+        first, last = get("first name"), get("last name", "surname")
+        ids = _email_ids(get("email address")) + [norm(get("id number")), norm(get("username"))]
+        students.append(RosterStudent(len(students), cells, f"{first} {last}".strip(), "", _clean(ids),
+                                      _clean([norm(f"{first} {last}"), norm(f"{last} {first}")])))
+    return Roster("moodle", header, identity, grades, {}, tuple(students), path)
+
+
+def _clean(values: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v for v in values if v))
+
+
+@dataclass(frozen=True)
+class Join:
+    """The gradebook's rows against the roster's students."""
+
+    roster: Roster
+    matched: dict[int, Row]  # roster index -> the student's row (their rows merged, if several matched)
+    index_of: dict[str, int]  # a gradebook row's student -> the roster index it joined
+    unmatched: tuple[Row, ...]  # no roster student: left out of the LMS file
+    ambiguous: tuple[tuple[Row, tuple[str, ...]], ...]  # several roster students: left out, with their names
+
+    @property
+    def missing(self) -> tuple[RosterStudent, ...]:
+        """Roster students without a single submission."""
+        return tuple(s for s in self.roster.students if s.index not in self.matched)
+
+    def student_of(self, student: str) -> RosterStudent | None:
+        index = self.index_of.get(student)
+        return None if index is None else self.roster.students[index]
+
+
+def _index(students: tuple[RosterStudent, ...], attr: str) -> dict[str, set[int]]:
+    found: dict[str, set[int]] = {}
+    for s in students:
+        for key in getattr(s, attr):
+            found.setdefault(key, set()).add(s.index)
+    return found
+
+
+def join(book: Gradebook, roster: Roster) -> Join:
+    """Each row to the roster student it belongs to: by Canvas user id where the file names carried one, then
+    by SIS id, login, email or ID number, then by name; a key that fits several roster students decides
+    nothing."""
+    by_lms_id = {s.lms_id: s.index for s in roster.students if s.lms_id}
+    by_id, by_name = _index(roster.students, "ids"), _index(roster.students, "names")
+    found: dict[int, list[Row]] = {}
+    unmatched, ambiguous = [], []
+    for row in book.rows:
+        index: int | None = None
+        if roster.lms == "canvas" and row.lms == "canvas" and row.lms_id in by_lms_id:
+            index = by_lms_id[row.lms_id]
+        else:
+            key = norm(row.student.rsplit(" (", 1)[0] if row.lms_id else row.student)
+            hits = by_id.get(key) or by_name.get(key) or set()
+            if len(hits) == 1:
+                index = next(iter(hits))
+            elif hits:
+                ambiguous.append((row, tuple(roster.students[i].name for i in sorted(hits))))
+                continue
+        if index is None:
+            unmatched.append(row)
+        else:
+            found.setdefault(index, []).append(row)
+    index_of = {row.student: i for i, rows in found.items() for row in rows}
+    return Join(roster, {i: _merge(rows) for i, rows in found.items()}, index_of, tuple(unmatched),
+                tuple(ambiguous))
+
+
+def _merge(rows: list[Row]) -> Row:
+    """Rows of one roster student (a folder `ada` and a Moodle download `Ada Lovelace`) as one row."""
+    if len(rows) == 1:
+        return rows[0]
+    cells: dict[str, list[Graded]] = {}
+    for row in rows:
+        for e, cell in row.cells.items():
+            cells.setdefault(e, []).extend(cell.submissions)
+    return Row(" + ".join(r.student for r in rows), {e: Cell(tuple(s)) for e, s in cells.items()},
+               rows[0].lms, rows[0].lms_id)
+
+
+# ---- the LMS's import files -------------------------------------------------------------------------------
+
+
+def _column_title(roster: Roster, header: str) -> str:
+    if roster.lms == "canvas":
+        return re.sub(r"\s*\(\d+\)\s*$", "", header)  # `Residual add (4411)`: the assignment's id
+    title = re.sub(r"^[^:]+:\s*", "", header)  # `Assignment: Residual add (Real)`: module, display type
+    return re.sub(r"\s*\((Real|Percentage|Letter)[^)]*\)\s*$", "", title, flags=re.IGNORECASE)
+
+
+def _names_of(exercise: str) -> set[str]:
+    ex = EXERCISES.get(exercise)
+    names = {exercise}
+    if ex is not None:
+        names |= {f"{ex.number:02d}_{ex.id}", f"{ex.number}_{ex.id}", ex.title, f"{ex.number:02d} {ex.title}",
+                  f"{ex.number}. {ex.title}", f"{ex.number:02d} {ex.id}"}
+    return {norm(n) for n in names if norm(n)}
+
+
+def new_column(exercise: str) -> str:
+    ex = EXERCISES.get(exercise)
+    return f"{ex.number:02d}_{ex.id}" if ex else exercise
+
+
+@dataclass(frozen=True)
+class Column:
+    exercise: str
+    header: str  # the LMS's own column where one matched the exercise, else a new one
+    existing: bool
+    points: float  # what a full score is worth in the LMS (Canvas's Points Possible), else the exercise's
+
+
+def columns(book: Gradebook, roster: Roster) -> tuple[list[Column], list[str]]:
+    """A column per exercise, reusing the roster's column of the same name (so the LMS updates that
+    assignment instead of creating one), and notes for the teacher."""
+    out, notes = [], []
+    for e in book.exercises:
+        maximum = book.max_scores.get(e, 0.0)
+        hits = [c for c in roster.grade_columns if norm(_column_title(roster, c)) in _names_of(e)]
+        if not hits:
+            out.append(Column(e, new_column(e), False, maximum))
+            notes.append(f"{e}: no column of the roster matches it; `{new_column(e)}` is a new "
+                         + ("assignment in Canvas" if roster.lms == "canvas" else "column: map it to a grade item"))
+            continue
+        if len(hits) > 1:
+            notes.append(f"{e}: several roster columns match it ({', '.join(hits)}); using {hits[0]}")
+        points = maximum
+        if roster.lms == "canvas":
+            try:
+                lms_points = float(roster.points_possible.get(hits[0], ""))
+                if math.isfinite(lms_points) and lms_points > 0:
+                    points = lms_points
+            except ValueError:
+                pass
+            if maximum and points != maximum:
+                notes.append(f"{e}: `{hits[0]}` is worth {number(points)} points in Canvas and {number(maximum)} "
+                             f"here: scores are scaled to Canvas's points")
+        out.append(Column(e, hits[0], True, points))
+    return out, notes
+
+
+def _lms_cell(row: Row | None, column: Column, maximum: float) -> str:
+    if row is None:
+        return ""
+    cell = row.cell(column.exercise)
+    if cell.status == GRADER_ERROR:
+        return LMS_NO_GRADE
+    if cell.score is None:
+        return ""
+    scale = column.points / maximum if maximum and column.points != maximum else 1.0
+    return number(cell.score * scale)
+
+
+def lms_csv(book: Gradebook, joined: Join) -> tuple[str, list[str]]:
+    """The roster's import file (Canvas or Moodle, as the roster is) and notes for the teacher."""
+    roster = joined.roster
+    cols, notes = columns(book, roster)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*map(csv_cell, roster.identity), *(csv_cell(c.header) for c in cols)])
+    if roster.lms == "canvas":
+        writer.writerow(["Points Possible", *("" for _ in roster.identity[1:]),
+                         *(roster.points_possible.get(c.header, "") or number(c.points) if c.existing
+                           else number(c.points) for c in cols)])
+    for s in roster.students:
+        row = joined.matched.get(s.index)
+        writer.writerow([*(csv_cell(s.cells.get(c, "")) for c in roster.identity),
+                         *(_lms_cell(row, c, book.max_scores.get(c.exercise, 0.0)) for c in cols)])
+    return buffer.getvalue(), notes
+
+
+def lms_file_name(roster: Roster) -> str:
+    return f"gradebook_{roster.lms}.csv"
