@@ -34,7 +34,7 @@ class Result:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """results.json: a superset of Gradescope's format (COURSE_SPEC.md §4)."""
+        """results.json: a superset of Gradescope's format (README, results.json)."""
         data = asdict(self)
         data["tests"] = [asdict(t) for t in self.tests]
         data["devices"] = list(self.devices)

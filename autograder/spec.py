@@ -23,7 +23,7 @@ Observation = dict[str, Any]
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
-# PyTorch's wording, as it reads in 2.x releases old and new (FACTS.md: "Mechanics").
+# PyTorch's wording, as it reads in 2.x releases old and new.
 INPLACE_ERROR = re.compile(
     r"one of the variables needed for gradient computation has been modified by an inplace operation"
 )

@@ -1,4 +1,4 @@
-"""The culprit locator (`autograder blame`, COURSE_SPEC §5): the exact line for every way of modifying a
+"""The culprit locator (`autograder blame`, book/reference/blame.md): the exact line for every way of modifying a
 saved tensor, the JSON shape, the command line, and that a correct program is left alone."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`autograder blame`: names the line that modified a tensor autograd saved (COURSE_SPEC §5), and suggests
+"""`autograder blame`: names the line that modified a tensor autograd saved (book/reference/blame.md), and suggests
 the rewrite that fixes it.
 
     from autograder.blame import locate, explain

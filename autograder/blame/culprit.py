@@ -11,7 +11,7 @@ Read = Callable[[str], "str | None"]
 
 @dataclass(frozen=True)
 class Culprit:
-    """What the rules need from a locator report (COURSE_SPEC §5 JSON): plain strings and numbers."""
+    """What the rules need from a locator report (its JSON report: book/reference/blame.md): plain strings and numbers."""
 
     op: str
     file: str

@@ -1,4 +1,4 @@
-"""What the locator found, as a frozen value, turned into text and into COURSE_SPEC §5 JSON in one place."""
+"""What the locator found, as a frozen value, turned into text and into the JSON report of book/reference/blame.md, in one place."""
 
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ def _fix(args: argparse.Namespace, report: Report | None, status: int) -> int:
 
 
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    p.add_argument("--json", action="store_true", help="print one JSON object (COURSE_SPEC §5) instead of text")
+    p.add_argument("--json", action="store_true", help="print one JSON object (book/reference/blame.md) instead of text")
     p.add_argument("--fix", action="store_true",
                    help="apply the suggested rewrite (backup: SCRIPT.orig), run again, keep it only if verified")
     p.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds for each run of --fix")

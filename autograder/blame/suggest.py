@@ -1,7 +1,7 @@
 """The suggestion beside the culprit: a rewrite of the culprit line(s) as a diff with one sentence on why, or
 the words when no rewrite applies.
 
-Everything here is a pure function of the locator's JSON report (COURSE_SPEC §5) and of source text: no torch,
+Everything here is a pure function of the locator's JSON report (book/reference/blame.md) and of source text: no torch,
 no running. The grader calls `suggest_from_line` with only the culprit's op and line text (a student's code
 never runs to make a suggestion); the command line and notebooks read the files, so a module built with
 `inplace=True` in `__init__` can be rewritten where it is built.
