@@ -131,11 +131,14 @@ def csv_cell(value: object) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename: readers see the old or the new file."""
+def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
+    """Write to a temporary file beside `path`, then rename: readers see the old or the new file. `mode`
+    (0644 for what others must read) is set before the rename; without it the file is mkstemp's 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

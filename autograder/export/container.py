@@ -134,8 +134,7 @@ def lock_down(private: Iterable[Path], shared: Iterable[Path]) -> None:
 
 def write_results(path: Path, data: dict) -> None:
     """results.json, atomically, root's to write and readable by the platform (0644)."""
-    write_atomically(path, json_text(data))  # always encodes (lone surrogates)
-    path.chmod(0o644)
+    write_atomically(path, json_text(data), 0o644)  # always encodes (lone surrogates)
 
 
 def declared_exercise(path: Path) -> str | None:

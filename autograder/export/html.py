@@ -26,7 +26,6 @@ Files are written atomically and readable by the group and others (0644), for a 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -486,8 +485,7 @@ def table_page(report: ClassReport, page: str) -> str:
 
 
 def _write(path: Path, text: str) -> Path:
-    write_atomically(path, text)
-    os.chmod(path, FILE_MODE)
+    write_atomically(path, text, FILE_MODE)
     return path
 
 

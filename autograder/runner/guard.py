@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from ..outcome import RunReport
 from . import wire
+from .fdio import read_exactly
 
 GUARDED_MODULES = ("json", "json.encoder", "json.decoder", "os", "posix", "threading", "_thread", "builtins",
                    "traceback", "linecache", "math", "time", "safetensors", "safetensors.torch")
@@ -170,6 +171,7 @@ class Seal:
         self._token = token
         self._fds = fds
         self._read = os.read
+        self._read_exactly = read_exactly
         self._write = os.write
         self._exit = os._exit
         self._encode = wire.encode_report
@@ -259,14 +261,7 @@ class Seal:
             return None
 
     def _exactly(self, n: int) -> bytes | None:
-        chunks, left = [], n
-        while left > 0:
-            chunk = self._read(self._fds.hidden, min(left, 1 << 20))
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        return self._read_exactly(self._fds.hidden, n, self._read)
 
     def send(self, frame: bytes) -> None:
         data = memoryview(self._token + frame)

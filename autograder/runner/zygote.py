@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .fdio import read_exactly
+
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
 PR_SET_PDEATHSIG = 1
@@ -68,14 +70,7 @@ class _Input:
         self.fd = fd
 
     def exact(self, n: int) -> bytes | None:
-        chunks, left = [], n
-        while left > 0:
-            chunk = os.read(self.fd, min(left, 1 << 20))
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        return read_exactly(self.fd, n)
 
     def request(self) -> dict | None:
         head = self.exact(8)
