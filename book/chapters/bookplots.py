@@ -1,13 +1,16 @@
 """Measurements and drawings the chapters share: the autograd graph with its saved tensors' versions,
-allocated memory sampled after every aten op, and the size of a graph.
+storage and the views onto it, version counters over time, which tensors share what, the lines a
+diagnosis points at, allocated memory sampled after every aten op, and the size of a graph. Also
+`reveal`, which runs a fix and hands its source to a collapsed block of the page.
 
 Kept out of the chapters so that their cells show the experiment, not the plotting code. Everything is
-measured on the installed torch when the book is built.
+drawn from what the installed torch does when the book is built: the chapters measure, these draw.
 """
 
 from __future__ import annotations
 
 import ctypes
+import textwrap
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -72,7 +75,7 @@ def _depths(root) -> dict:
     return depth
 
 
-def draw_graph(root, saved: list[Saved], names: dict | None = None, title: str = ""):
+def draw_graph(root, saved: list[Saved], names: dict | None = None, title: str = "", ax=None):
     """The backward graph from `root` down, one box per node listing what it saved and at which version.
 
     A saved tensor whose current version differs from the one recorded is drawn in red: that is the
@@ -87,7 +90,10 @@ def draw_graph(root, saved: list[Saved], names: dict | None = None, title: str =
     for d, nodes in rows.items():
         for i, node in enumerate(nodes):
             pos[node] = ((i + 1) / (len(nodes) + 1), -d)
-    fig, ax = plt.subplots(figsize=(7.5, 1.25 * (len(rows) + 0.5)))
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7.5, 1.25 * (len(rows) + 0.5)))
+    else:
+        fig = ax.figure
     for node, (x, y) in pos.items():
         for nxt, _ in node.next_functions:
             if nxt is not None:
@@ -109,6 +115,167 @@ def draw_graph(root, saved: list[Saved], names: dict | None = None, title: str =
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def storage_indices(t: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+    """For each element of `t`, the index of the element of `base`'s storage it reads (t must share it)."""
+    assert t.untyped_storage().data_ptr() == base.untyped_storage().data_ptr(), "t does not share base's storage"
+    size = base.untyped_storage().nbytes() // base.element_size()
+    offset = (t.data_ptr() - base.untyped_storage().data_ptr()) // t.element_size()
+    return torch.arange(size).as_strided(t.shape, t.stride(), offset)
+
+
+def _cells(ax, grid: torch.Tensor, colours, x0: float = 0.0, y0: float = 0.0) -> tuple[int, int]:
+    """Draws `grid` (storage indices) as cells of size 1 with their top-left corner at (x0, y0)."""
+    grid = grid.reshape(1, -1) if grid.dim() < 2 else grid.reshape(grid.shape[0], -1)
+    rows, cols = grid.shape
+    for r in range(rows):
+        for c in range(cols):
+            index = int(grid[r, c])
+            ax.add_patch(plt.Rectangle((x0 + c, y0 - r - 1), 1, 1, fc=colours(index), ec="0.3"))
+            ax.text(x0 + c + 0.5, y0 - r - 0.5, f"[{index}]", ha="center", va="center", fontsize=8,
+                    family="monospace")
+    return rows, cols
+
+
+def draw_storage(base: torch.Tensor, views: dict[str, torch.Tensor], title: str = ""):
+    """The storage of `base` as a strip of numbered cells, and under it each tensor in `views` drawn in its
+    own shape, every element showing (and coloured as) the storage cell it reads."""
+    size = base.untyped_storage().nbytes() // base.element_size()
+    palette = plt.get_cmap("tab20")
+
+    def colours(index: int):
+        return (*palette(index % 20)[:3], 0.55)
+
+    grids = {name: storage_indices(view, base) for name, view in views.items()}
+    widths = [g.shape[-1] if g.dim() else 1 for g in grids.values()]
+    heights = [g.shape[0] if g.dim() == 2 else 1 for g in grids.values()]
+    gap = 1.6
+    total = max(size, sum(widths) + gap * (len(widths) - 1))
+    fig, ax = plt.subplots(figsize=(0.5 * total + 0.6, 0.5 * (max(heights) + 4.5)))
+    _cells(ax, torch.arange(size), colours, (total - size) / 2, 0)
+    ax.text(total / 2, 0.25, title or "the storage: one row of memory", ha="center", va="bottom", fontsize=10)
+    x = (total - (sum(widths) + gap * (len(widths) - 1))) / 2
+    for (name, view), width in zip(views.items(), widths):
+        ax.text(x + width / 2, -2.1, f"{name}\nstride {view.stride()}", ha="center", va="bottom", fontsize=8,
+                family="monospace")
+        _cells(ax, grids[name], colours, x, -2.2)
+        x += width + gap
+    ax.set_xlim(-0.2, total + 0.2)
+    ax.set_ylim(-2.4 - max(heights), 1.0)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def draw_timeline(steps: list[str], versions: dict[str, list], saved: dict[str, int] | None = None, title: str = ""):
+    """Version counters over time: one row per tensor, one column per program step, each cell the tensor's
+    `_version` after that step (blank where the tensor does not exist yet, "n/a" where it has no counter).
+
+    `saved` maps a row to the version an op recorded when it saved that tensor: cells of that row at any
+    other version are drawn in red, the state in which backward would refuse it.
+    """
+    saved = saved or {}
+    fig, ax = plt.subplots(figsize=(2.2 + 1.5 * len(steps), 1.6 + 0.55 * len(versions)))
+    for r, (name, row) in enumerate(versions.items()):
+        for c, value in enumerate(row):
+            if value is None:
+                continue
+            bad = name in saved and isinstance(value, int) and value != saved[name]
+            shade = "#fde0dd" if bad else ("#eef3fb" if value in (0, "n/a") else "#c6dbef")
+            ax.add_patch(plt.Rectangle((c, -r - 1), 1, 1, fc=shade, ec="#c0392b" if bad else "0.5"))
+            ax.text(c + 0.5, -r - 0.5, str(value), ha="center", va="center", fontsize=10, family="monospace")
+        note = f"  (saved at v{saved[name]})" if name in saved else ""
+        ax.text(-0.1, -r - 0.5, name + note, ha="right", va="center", fontsize=9, family="monospace")
+    for c, step in enumerate(steps):
+        ax.text(c + 0.5, 0.15, step, ha="left", va="bottom", rotation=25, fontsize=8, family="monospace")
+    left = -0.2 - 0.11 * max(len(n) + (16 if n in saved else 0) for n in versions)
+    ax.set_xlim(left, len(steps) + 0.1)
+    ax.set_ylim(-len(versions) - 0.8, 1.9)
+    ax.axis("off")
+    if title:   # under the grid: the step labels above it need the room
+        ax.text(0, -len(versions) - 0.25, title, ha="left", va="top", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def counter_groups(tensors: dict[str, torch.Tensor]) -> list[set[str]]:
+    """Which of `tensors` share a version counter, found by experiment: a no-op write (`mul_(1)`, under
+    no_grad) through each, and a look at whose `_version` moved."""
+    groups: list[set[str]] = []
+    for t in tensors.values():
+        before = {n: u._version for n, u in tensors.items()}
+        with torch.no_grad():
+            t.mul_(1)
+        moved = {n for n, u in tensors.items() if u._version != before[n]}
+        for group in groups:
+            if group & moved:
+                group |= moved
+                break
+        else:
+            groups.append(moved)
+    return groups
+
+
+def draw_links(columns: list[tuple[str, list[str]]], links: list[tuple[tuple[int, int], tuple[int, int]]],
+               title: str = ""):
+    """Boxes in columns, and arrows between them: `links` are ((column, row), (column, row)) pairs."""
+    height = max(len(items) for _, items in columns)
+    fig, ax = plt.subplots(figsize=(2.9 * len(columns) + 0.6, 0.75 * height + 1.0))
+    boxes = {}
+    for c, (heading, items) in enumerate(columns):
+        ax.text(c, 0.55, heading, ha="center", va="bottom", fontsize=10, weight="bold")
+        for r, item in enumerate(items):
+            y = -r * (height - 1) / max(len(items) - 1, 1) if len(items) > 1 else -(height - 1) / 2
+            boxes[(c, r)] = ax.text(c, y, item, ha="center", va="center", fontsize=8, family="monospace",
+                                    bbox={"boxstyle": "round", "fc": "#eef3fb", "ec": "0.4"})
+    for start, end in links:
+        leftward = end[0] < start[0]   # arrows leave and enter the boxes at their sides
+        ax.annotate("", xy=(1.0 if leftward else 0.0, 0.5), xycoords=boxes[end],
+                    xytext=(0.0 if leftward else 1.0, 0.5), textcoords=boxes[start],
+                    arrowprops={"arrowstyle": "->", "color": "0.35", "shrinkA": 4, "shrinkB": 4})
+    ax.set_xlim(-0.7, len(columns) - 0.3)
+    ax.set_ylim(-height + 0.4, 0.9)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def draw_pointers(lines: list[str], marks: dict[str, int], title: str = ""):
+    """Source lines, numbered, and for each label in `marks` an arrow to the line (an index into `lines`)
+    it points at: what each diagnostic names. Labels that point at one line are stacked beside it."""
+    fig, ax = plt.subplots(figsize=(10, 0.5 * len(lines) + 0.8))
+    for i, line in enumerate(lines):
+        ax.text(0.0, -i, f"{i + 1:>2}  {line}", ha="left", va="center", fontsize=9, family="monospace")
+    palette = plt.get_cmap("tab10")
+    on_line = {index: [label for label, i in marks.items() if i == index] for index in marks.values()}
+    for k, (label, index) in enumerate(marks.items()):
+        same = on_line[index]
+        offset = 0.0 if len(same) == 1 else 0.4 - 0.8 * same.index(label) / (len(same) - 1)
+        ax.annotate(label, xy=(0.62, -index), xytext=(0.72, -index + offset), fontsize=9, color=palette(k),
+                    va="center", arrowprops={"arrowstyle": "->", "color": palette(k)})
+    ax.set_xlim(0, 1.2)
+    ax.set_ylim(-len(lines) + 0.3, 0.8)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+def reveal(key: str, source: str, namespace: dict) -> None:
+    """Run `source` (a fix, with the asserts that prove it) in the chapter's `namespace`, then glue its text
+    under `key` for a collapsed block (`{dropdown}` with `{glue:md}`): what the reader unfolds is exactly the
+    code that ran, and passed, when the page was built."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    source = textwrap.dedent(source).strip()
+    exec(compile(source, f"<{key}>", "exec"), namespace)  # noqa: S102 - the chapter's own code
+    glue(key, Markdown(f"```python\n{source}\n```"), display=False)
 
 
 class _MallInfo2(ctypes.Structure):
