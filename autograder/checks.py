@@ -1,4 +1,4 @@
-"""Reusable checks: each factory returns a pure `evaluate(evidence) -> Verdict`.
+"""Reusable checks: each factory returns a Rule (spec.py), which declares what it reads.
 
 Tolerances have names and reasons; floats are never compared with `==`. A failure message says what
 was checked, in which trial, and how far off it was; each failure also carries the words that may be shown
@@ -9,33 +9,31 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import torch
 
-from .evidence import Evidence, Failed, GraderError, Pair, failed
+from .evidence import Evidence, Failed, Pair, failed
 from .feedback import explain
 from .outcome import ErrorInfo
-from .spec import PASS, Verdict
+from .spec import PASS, Rule, Selector, Verdict
 
 
 @dataclass(frozen=True)
 class Tolerance:
     rtol: float
     atol: float
-    why: str
 
 
 TOLERANCES: dict[tuple[str, str], Tolerance] = {
-    ("float64", "cpu"): Tolerance(1e-7, 1e-9, "float64 on the CPU: only the order of sums differs"),
-    ("float32", "cpu"): Tolerance(1e-4, 1e-5, "float32: eps 1.2e-7 times reductions of a few hundred terms"),
-    ("float64", "cuda"): Tolerance(1e-6, 1e-8, "cuDNN and cuBLAS choose other algorithms than the CPU"),
-    ("float32", "cuda"): Tolerance(2e-3, 2e-4, "TF32 matmuls and convolutions keep 10 mantissa bits"),
-    ("bfloat16", "cpu"): Tolerance(5e-2, 5e-2, "bfloat16 keeps 8 mantissa bits"),
-    ("bfloat16", "cuda"): Tolerance(5e-2, 5e-2, "bfloat16 keeps 8 mantissa bits"),
-    ("float16", "cuda"): Tolerance(1e-2, 1e-2, "float16 keeps 11 mantissa bits"),
-    ("float16", "cpu"): Tolerance(1e-2, 1e-2, "float16 keeps 11 mantissa bits"),
+    ("float64", "cpu"): Tolerance(1e-7, 1e-9),  # float64 on the CPU: only the order of sums differs
+    ("float32", "cpu"): Tolerance(1e-4, 1e-5),  # float32: eps 1.2e-7 times reductions of a few hundred terms
+    ("float64", "cuda"): Tolerance(1e-6, 1e-8),  # cuDNN and cuBLAS choose other algorithms than the CPU
+    ("float32", "cuda"): Tolerance(2e-3, 2e-4),  # TF32 matmuls and convolutions keep 10 mantissa bits
+    ("bfloat16", "cpu"): Tolerance(5e-2, 5e-2),  # bfloat16 keeps 8 mantissa bits
+    ("bfloat16", "cuda"): Tolerance(5e-2, 5e-2),  # bfloat16 keeps 8 mantissa bits
+    ("float16", "cuda"): Tolerance(1e-2, 1e-2),  # float16 keeps 11 mantissa bits
+    ("float16", "cpu"): Tolerance(1e-2, 1e-2),  # float16 keeps 11 mantissa bits
 }
 
 
@@ -108,133 +106,67 @@ def missing(ev: Evidence, pair: Pair, key: str, shown: str | None = None) -> Fai
     return failed(why_missing(pair, key), f"{name} was not observed (did your code return early or return None?)")
 
 
-def _prefix(keys: Iterable[str], key: str) -> str | None:
-    """The selector among `keys` that picked `key` (`grad ` for `grad x`), or None if named exactly."""
-    return next((k for k in keys if k.endswith(" ") and key.startswith(k) and key != k), None)
-
-
-def _select(keys: Iterable[str], available: Iterable[str]) -> list[str]:
-    """The available keys named exactly, or starting with a given key that ends in a space."""
-    available = list(available)
-    chosen: list[str] = []
-    for k in keys:
-        chosen += [a for a in available if a == k or (k.endswith(" ") and a.startswith(k))]
-    return chosen
-
-
-def matches_reference(
-    keys: tuple[str, ...],
-    what: str,
-    scenarios: tuple[str, ...] | None = None,
-    dtypes: tuple[str, ...] | None = None,
-) -> Callable[[Evidence], Verdict]:
-    """Every observation named by `keys` equals the reference's, within the trial's tolerance."""
+def matches_reference(reads: Selector, what: str, scenarios: tuple[str, ...] | None = None) -> Rule:
+    """Every observation `reads` selects equals the reference's, within the trial's tolerance."""
 
     def evaluate(ev: Evidence) -> Verdict:
-        compared = 0
-        for pair in ev.pairs(scenarios, dtypes):
-            for key in _select(keys, pair.want.values):
-                compared += 1
-                if key not in pair.got.values:
-                    found = missing(ev, pair, key)
-                    return failed(found.message, f"{what}: {found.hidden}")
-                want = pair.want.values[key]
-                got = pair.got.values[key]
-                if isinstance(want, float):
-                    got = torch.tensor(float(got)) if isinstance(got, (int, float)) else got
-                    want = torch.tensor(want)
-                if isinstance(want, torch.Tensor):
-                    problem = mismatch(got, want, tolerance(pair.trial.dtype, pair.trial.device))
-                else:
-                    problem = None if got == want else f"is {got!r}, expected {want!r}"
-                if problem:
-                    kind = miss_kind(got, want)
-                    return failed(f"{what}: `{key}` {problem}, in {pair.label}.",
-                                  f"{what}: {ev.shown_name(key, _prefix(keys, key))} {kind}")
-        if not compared:
-            raise GraderError(f"nothing to compare for {keys} in {scenarios}: a check that cannot fail")
+        for pair, key in ev.observations():
+            if key not in pair.got.values:
+                found = missing(ev, pair, key)
+                return failed(found.message, f"{what}: {found.hidden}")
+            want = pair.want.values[key]
+            got = pair.got.values[key]
+            if isinstance(want, float):
+                got = torch.tensor(float(got)) if isinstance(got, (int, float)) else got
+                want = torch.tensor(want)
+            if isinstance(want, torch.Tensor):
+                problem = mismatch(got, want, tolerance(pair.trial.dtype, pair.trial.device))
+            else:
+                problem = None if got == want else f"is {got!r}, expected {want!r}"
+            if problem:
+                return failed(f"{what}: `{key}` {problem}, in {pair.label}.",
+                              f"{what}: {ev.shown_name(key)} {miss_kind(got, want)}")
         return PASS
 
-    return evaluate
+    return Rule(evaluate, scenarios, reads)
 
 
-def completes(scenarios: tuple[str, ...], what: str) -> Callable[[Evidence], Verdict]:
+def completes(scenarios: tuple[str, ...], what: str) -> Rule:
     """The trials of these scenarios ran to the end without raising."""
 
     def evaluate(ev: Evidence) -> Verdict:
-        for pair in _some(ev.pairs(scenarios), scenarios):
+        for pair in ev.pairs():
             if pair.got.error is not None:
                 return failed(f"{what} failed. In {pair.label}: {explained(pair.got.error)}", f"{what} failed")
         return PASS
 
-    return evaluate
+    return Rule(evaluate, scenarios, ())
 
 
-def holds(key: str, scenarios: tuple[str, ...], failure: str) -> Callable[[Evidence], Verdict]:
+def holds(key: str, scenarios: tuple[str, ...], failure: str) -> Rule:
     """A boolean observation is True in every trial of these scenarios; `failure` says what it means."""
 
     def evaluate(ev: Evidence) -> Verdict:
-        for pair in _some(ev.pairs(scenarios), scenarios):
+        for pair in ev.pairs():
             if key not in pair.got.values:
                 return missing(ev, pair, key)
             if pair.got.values[key] is not True:
                 return failed(f"{failure} (in {pair.label}).", failure)
         return PASS
 
-    return evaluate
+    return Rule(evaluate, scenarios, (key,))
 
 
-GRADCHECK_TOLERANCE = Tolerance(1e-3, 1e-5, "torch.autograd.gradcheck's defaults for float64")
-
-
-def finite_differences_agree(scenarios: tuple[str, ...], failure: str) -> Callable[[Evidence], Verdict]:
-    """The analytic gradient agrees with central differences along random directions (probes.observe_gradcheck).
-
-    Judged here, from raw values, so a submission that patches torch.autograd.gradcheck or allclose
-    gains nothing.
-    """
-    from .probes import FD_DIRECTIONS, FD_EPS
+def all_of(*rules: Rule) -> Rule:
+    """Passes when every rule passes; reports the first failure. Reads what its rules read."""
 
     def evaluate(ev: Evidence) -> Verdict:
-        for pair in _some(ev.pairs(scenarios), scenarios):
-            for k in range(FD_DIRECTIONS):
-                values = pair.got.values
-                if f"fd {k} v" not in values:
-                    return missing(ev, pair, "gradcheck", "The gradient check")
-                numeric = (values[f"fd {k} plus"].double() - values[f"fd {k} minus"].double()) / (2 * FD_EPS)
-                numeric = float((numeric * values[f"fd {k} v"].double()).sum())
-                analytic = 0.0
-                i = 0
-                while f"fd {k} u {i}" in values:
-                    analytic += float((values[f"fd {k} grad {i}"].double() * values[f"fd {k} u {i}"].double()).sum())
-                    i += 1
-                tol = GRADCHECK_TOLERANCE
-                if not abs(numeric - analytic) <= tol.atol + tol.rtol * abs(numeric):
-                    return failed(f"{failure} (in {pair.label}: finite differences give {numeric:.6g} "
-                                  f"along a random direction, your backward gives {analytic:.6g}).", failure)
-        return PASS
-
-    return evaluate
-
-
-def _some(pairs: Iterable[Pair], scenarios: object) -> Iterator[Pair]:
-    """The pairs, raising GraderError if there are none: a check over no trial cannot fail."""
-    seen = False
-    for pair in pairs:
-        seen = True
-        yield pair
-    if not seen:
-        raise GraderError(f"no trial of {scenarios} ran: a check that cannot fail")
-
-
-def all_of(*evaluators: Callable[[Evidence], Verdict]) -> Callable[[Evidence], Verdict]:
-    """Passes when every evaluator passes; reports the first failure."""
-
-    def evaluate(ev: Evidence) -> Verdict:
-        for e in evaluators:
-            verdict = e(ev)
+        for rule in rules:
+            verdict = rule(ev)
             if not verdict.passed:
                 return verdict
         return PASS
 
-    return evaluate
+    every = any(r.scenarios is None for r in rules)
+    scenarios = None if every else tuple(dict.fromkeys(s for r in rules for s in r.scenarios or ()))
+    return Rule(evaluate, scenarios, tuple(dict.fromkeys(item for r in rules for item in r.reads)))

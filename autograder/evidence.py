@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from .outcome import Outcome, Trial
-from .spec import Exercise, Inputs, Verdict
+from .spec import Exercise, Family, Inputs, Selector, Verdict, select
+
+T = TypeVar("T")
 
 
 class GraderError(Exception):
@@ -50,18 +51,26 @@ class Pair:
 
 @dataclass(frozen=True)
 class Evidence:
+    """Every trial's outcome beside the CPU reference's; a check's Rule narrows it (`within`) to the scenarios
+    and observations it declares (None: all)."""
+
     exercise: Exercise
     trials: tuple[Trial, ...]
     inputs: dict[str, Inputs]  # by "scenario/dtype"
     student: dict[str, Outcome]  # by trial key
     reference: dict[str, Outcome]  # by "scenario/dtype/cpu"
+    scenarios: tuple[str, ...] | None = None
+    reads: Selector | None = None
 
-    def pairs(self, scenarios: tuple[str, ...] | None = None, dtypes: tuple[str, ...] | None = None) -> Iterator[Pair]:
-        """Each trial of the given scenarios with the CPU reference of the same scenario and dtype."""
+    def within(self, scenarios: tuple[str, ...] | None, reads: Selector) -> Evidence:
+        return replace(self, scenarios=scenarios, reads=reads)
+
+    def pairs(self) -> list[Pair]:
+        """Each trial in view with the CPU reference of the same scenario and dtype, both holding only the
+        observations in view."""
+        found = []
         for trial in self.trials:
-            if scenarios is not None and trial.scenario not in scenarios:
-                continue
-            if dtypes is not None and trial.dtype not in dtypes:
+            if self.scenarios is not None and trial.scenario not in self.scenarios:
                 continue
             cpu_key = f"{trial.scenario}/{trial.dtype}/cpu"
             want = self.reference.get(cpu_key)
@@ -73,24 +82,39 @@ class Evidence:
                 raise GraderError(f"the reference failed on {cpu_key}: {want.error.type} at line {want.error.line} "
                                   f"of the reference: {said}")
             got = self.student.get(trial.key) or Outcome()
-            yield Pair(trial, got, want, self.inputs[f"{trial.scenario}/{trial.dtype}"])
+            inputs = self.inputs[f"{trial.scenario}/{trial.dtype}"]
+            found.append(Pair(trial, self._in_view(got), self._in_view(want), inputs))
+        return self._some(found, "no trial ran")
 
-    def ran(self, scenarios: tuple[str, ...]) -> bool:
-        return any(t.scenario in scenarios for t in self.trials)
+    def observations(self) -> list[tuple[Pair, str]]:
+        """Each trial in view with each observation in view that the reference made in it."""
+        found = [(pair, key) for pair in self.pairs() for key in pair.want.values]
+        return self._some(found, "the reference observed nothing the check reads")
 
-    def shown_name(self, key: str, prefix: str | None = None) -> str:
+    def _some(self, found: list[T], what: str) -> list[T]:
+        """`found`, or a GraderError where it is empty: the one place that refuses a check that cannot fail."""
+        if not found:
+            where = "any scenario" if self.scenarios is None else f"scenarios {', '.join(self.scenarios)}"
+            reads = ", ".join(map(str, self.reads or ())) or "no observation"
+            raise GraderError(f"{what}, in {where}, reading {reads}: a check that cannot fail")
+        return found
+
+    def _in_view(self, outcome: Outcome) -> Outcome:
+        if self.reads is None:
+            return outcome
+        return replace(outcome, values={k: outcome.values[k] for k in select(self.reads, outcome.values)})
+
+    def shown_name(self, key: str) -> str:
         """`key` quoted for a message about hidden inputs: as it is where the reference observes it on public
-        inputs too (`grad conv1.weight`), else only its kind (`loss …`): the name of an observation made on
-        hidden inputs alone may count something of them (the fifth chunk, the fourth parameter)."""
+        inputs too (`grad conv1.weight`), else only its family or first word (`loss …`): the name of an
+        observation made on hidden inputs alone may count something of them (the fifth chunk, the fourth
+        parameter)."""
         if self.observed_publicly(key):
             return f"`{key}`"
-        return f"`{(prefix or key.split(' ')[0]).strip()} …`"
+        family = next((f for f in self.reads or () if isinstance(f, Family) and f.member(key) is not None), None)
+        return f"`{family.name if family else key.split(' ')[0]} …`"
 
     def observed_publicly(self, key: str) -> bool:
         """Whether the reference observes `key` on public inputs too: then its name tells nothing hidden."""
         return any(key in outcome.values for cpu_key, outcome in self.reference.items()
                    if self.exercise.scenario(cpu_key.split("/")[0]).public)
-
-
-def value(pair: Pair, key: str) -> Any:
-    return pair.got.values.get(key)

@@ -3,17 +3,25 @@
 An exercise says what the student defines (`Symbol`), which situations their code is put in
 (`Scenario`: how inputs are drawn, what is observed), and how observations become points (`Check`).
 The grader's core only ever sees these values, so a new exercise needs no change to the core.
+
+The agreements between them are stated, and checked when an exercise is defined: a scenario declares the
+observations it `writes` (a key, or a `Family` of keys such as one gradient per parameter); a check's `Rule`
+declares the scenarios and observations it reads, and sees nothing else; `Exercise` refuses a rule that
+names a scenario it does not have or an observation none of that rule's scenarios writes.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from .evidence import Evidence
 
 Inputs = dict[str, Any]
 """What a scenario is given: CPU tensors and plain numbers, drawn by the grader."""
@@ -74,18 +82,61 @@ class Symbol:
 
 
 @dataclass(frozen=True)
+class Family:
+    """Observations (or inputs) of one kind, one per member: `GRAD.key("x")` is `grad x`, the gradient of x.
+
+    A check selects a family's keys with the family itself, never with a string prefix."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.name} …"
+
+    def key(self, *member: object) -> str:
+        return " ".join((self.name, *map(str, member)))
+
+    def member(self, key: str) -> str | None:
+        """What `key` names within this family (`x` for `grad x`); None if it is not one of its keys."""
+        head = self.name + " "
+        return key[len(head):] if key.startswith(head) and len(key) > len(head) else None
+
+    def members(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """This family's entries of `values`, by member: `{"x": g}` from `{"grad x": g, "output": y}`."""
+        return {self.member(k): v for k, v in values.items() if self.member(k) is not None}
+
+
+Selector = tuple[str | Family, ...]
+"""Observations named exactly, or by their family."""
+
+
+def select(selector: Selector, keys: Iterable[str]) -> list[str]:
+    """The keys `selector` picks, in its order: each key it names, and every key of each family it names."""
+    keys = list(keys)
+    chosen: dict[str, None] = {}
+    for item in selector:
+        chosen.update((k, None) for k in keys if k == item or (isinstance(item, Family) and item.member(k) is not None))
+    return list(chosen)
+
+
+def _shown(item: str | Family) -> str:
+    return f"the family `{item}`" if isinstance(item, Family) else f"`{item}`"
+
+
+@dataclass(frozen=True)
 class Scenario:
     """One situation the student's code is put in.
 
     `draw(generator)` runs in the grader and returns the inputs; `run(namespace, inputs, device, obs)`
     runs wherever the code under test runs (a worker for a submission, the grader for the reference)
     and writes what it sees into `obs` as it goes, so that a failure late in a scenario keeps what was
-    observed before it.
+    observed before it. `writes` names every key `run` may write (tests/test_spec.py holds the reference
+    to it).
     """
 
     name: str
     draw: Callable[[torch.Generator, torch.dtype], Inputs]
     run: Callable[[Mapping[str, Any], Inputs, torch.device, Observation], None]
+    writes: Selector
     dtypes: tuple[torch.dtype, ...] = FLOAT_DTYPES
     public: bool = False
 
@@ -100,13 +151,28 @@ PASS = Verdict(True)
 
 
 @dataclass(frozen=True)
+class Rule:
+    """How a check judges: `evaluate(evidence) -> Verdict`, pure, seeing the trials of `scenarios` (None:
+    every scenario) and only the observations `reads` selects, so that it cannot depend on what it does not
+    declare. Evidence.pairs and .observations raise GraderError where they select nothing: a check that
+    cannot fail."""
+
+    evaluate: Callable[[Evidence], Verdict]
+    scenarios: tuple[str, ...] | None
+    reads: Selector
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        return self.evaluate(evidence.within(self.scenarios, self.reads))
+
+
+@dataclass(frozen=True)
 class Check:
-    """A named, scored property. `evaluate(evidence)` is pure: tensors in, a verdict out."""
+    """A named, scored property, judged by its rule; `description` is shown beside its result."""
 
     name: str
     points: float
     description: str
-    evaluate: Callable[[Any], Verdict]
+    rule: Rule
     public: bool = False
 
 
@@ -122,8 +188,26 @@ class Exercise:
     scenarios: tuple[Scenario, ...]
     checks: tuple[Check, ...]
     failure: ExpectedError
-    summary: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """A misspelt name fails here, when the exercise is defined, not while a class is graded."""
+        names = [s.name for s in self.scenarios]
+        for kind, found in (("scenario", names), ("check", [c.name for c in self.checks])):
+            twice = sorted({n for n in found if found.count(n) > 1})
+            if twice:
+                raise ValueError(f"exercise {self.id!r}: two {kind}s are named {twice[0]!r}")
+        for check in self.checks:
+            read = check.rule.scenarios if check.rule.scenarios is not None else tuple(names)
+            unknown = [n for n in read if n not in names]
+            if unknown:
+                raise ValueError(f"exercise {self.id!r}, check {check.name!r}: no scenario is named {unknown[0]!r} "
+                                 f"(the scenarios: {', '.join(map(repr, names))})")
+            writes = [w for s in self.scenarios if s.name in read for w in s.writes]
+            for item in check.rule.reads:
+                written = item in writes if isinstance(item, Family) else bool(select(tuple(writes), (item,)))
+                if not written:
+                    raise ValueError(f"exercise {self.id!r}, check {check.name!r} reads {_shown(item)}, which none "
+                                     f"of its scenarios ({', '.join(map(repr, read))}) writes")
 
     @property
     def max_score(self) -> float:

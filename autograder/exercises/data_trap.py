@@ -12,7 +12,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, probes
+from .. import checks, finite_differences, probes
+from ..probes import GRAD
 from ..spec import LEAF_INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
 
 
@@ -37,15 +38,18 @@ def _forward_backward(ns, inputs, device, obs):
     obs["weight unchanged"] = torch.equal(weight.detach(), before)
     out.backward(inputs["grad_output"])
     if x.requires_grad:
-        obs["grad x"] = x.grad if x.grad is not None else "`x` got no gradient (its .grad is None)"
-    obs["grad weight"] = weight.grad if weight.grad is not None else "`weight` got no gradient (its .grad is None)"
+        probes.observe_grad(obs, "x", x)
+    probes.observe_grad(obs, "weight", weight)
     obs["weight unchanged"] = torch.equal(weight.detach(), before)
+
+
+FORWARD_BACKWARD_WRITES = ("output", "weight unchanged", GRAD)
 
 
 def _gradcheck(ns, inputs, device, obs):
     x = inputs["x"].requires_grad_(True)
     weight = inputs["weight"].requires_grad_(True)
-    probes.observe_gradcheck(obs, lambda a, w: ns["normalized_linear"](a, w), (x, weight))
+    finite_differences.observe(obs, lambda a, w: ns["normalized_linear"](a, w), (x, weight))
 
 
 PUBLIC, BATCH, FROZEN, GRADCHECK = "public", "batch", "input without grad", "gradcheck"
@@ -55,14 +59,13 @@ EXERCISE = Exercise(
     id="data_trap",
     number=6,
     title="The .data trap",
-    summary="`weight.data.div_(norm)` silences the leaf error and breaks the gradient: normalise correctly.",
     defines=(Symbol("normalized_linear", "function", ("x", "weight")),),
     failure=ExpectedError("RuntimeError", LEAF_INPLACE_ERROR),
     scenarios=(
-        Scenario(PUBLIC, _drawer(3, 4, 2), _forward_backward, public=True),
-        Scenario(BATCH, _drawer(7, 6, 5), _forward_backward),
-        Scenario(FROZEN, _drawer(4, 5, 3, x_requires_grad=False), _forward_backward),
-        Scenario(GRADCHECK, _drawer(3, 4, 2), _gradcheck, dtypes=F64, public=True),
+        Scenario(PUBLIC, _drawer(3, 4, 2), _forward_backward, FORWARD_BACKWARD_WRITES, public=True),
+        Scenario(BATCH, _drawer(7, 6, 5), _forward_backward, FORWARD_BACKWARD_WRITES),
+        Scenario(FROZEN, _drawer(4, 5, 3, x_requires_grad=False), _forward_backward, FORWARD_BACKWARD_WRITES),
+        Scenario(GRADCHECK, _drawer(3, 4, 2), _gradcheck, (finite_differences.OBSERVED,), dtypes=F64, public=True),
     ),
     checks=(
         Check("forward", 2, "The output equals x @ (weight / weight.norm(dim=1, keepdim=True)).T.",
@@ -70,11 +73,11 @@ EXERCISE = Exercise(
         Check("backward runs", 1, "out.backward() runs through normalized_linear.",
               checks.completes((PUBLIC, BATCH, FROZEN), "Backward"), public=True),
         Check("gradients", 3, "Gradients of x and of weight match the reference, in float32 and float64.",
-              checks.matches_reference(("grad ",), "Gradient", (BATCH, FROZEN))),
+              checks.matches_reference((GRAD,), "Gradient", (BATCH, FROZEN))),
         Check("gradcheck", 2, "Analytic gradients for x and weight agree with finite differences "
               "(float64 gradcheck).",
-              checks.finite_differences_agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
-                           "differences (is part of the computation hidden from autograd?)"), public=True),
+              finite_differences.agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
+                                       "differences (is part of the computation hidden from autograd?)"), public=True),
         Check("weight unchanged", 2, "The caller's weight holds the same values after forward and backward.",
               checks.holds("weight unchanged", (PUBLIC, BATCH, FROZEN), "Your function changed the caller's "
                            "`weight`; normalise a new tensor instead"), public=True),

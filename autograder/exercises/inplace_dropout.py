@@ -15,9 +15,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import checks, probes
+from .. import checks, finite_differences, probes
 from ..evidence import Evidence, GraderError, Pair
-from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Scenario, Symbol, Verdict
+from ..probes import GRAD
+from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 DEFAULT_P = 0.2
 """The spec's default drop_rate: a head constructed without it must drop with this probability."""
@@ -89,11 +90,14 @@ def _forward_backward(train: bool, autocast: bool = False):
         obs["output"] = out
         obs["x unchanged"] = torch.equal(x.detach(), before)
         out.to(inputs["grad_output"].dtype).backward(inputs["grad_output"])  # autocast: back to float32
-        obs["grad x"] = x.grad if x.grad is not None else "`x` got no gradient (its .grad is None)"
+        probes.observe_grad(obs, "x", x)
         probes.observe_grads(obs, model)
         obs["x unchanged"] = torch.equal(x.detach(), before)
 
     return run
+
+
+FORWARD_BACKWARD_WRITES = ("fc input", "output", "x unchanged", GRAD)
 
 
 def _gradcheck(ns, inputs, device, obs):
@@ -107,7 +111,7 @@ def _gradcheck(ns, inputs, device, obs):
         return torch.func.functional_call(model, dict(zip(names, ws)), (x,))
 
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-        probes.observe_gradcheck(obs, fn, (inputs["x"].requires_grad_(True), *weights))
+        finite_differences.observe(obs, fn, (inputs["x"].requires_grad_(True), *weights))
 
 
 # --- checks ----------------------------------------------------------------------------------------
@@ -129,7 +133,7 @@ def _f64(t: torch.Tensor) -> torch.Tensor:
 
 
 def _state(pair: Pair, name: str) -> torch.Tensor:
-    return _f64(pair.inputs[probes.STATE + name])
+    return _f64(pair.inputs[probes.STATE.key(name)])
 
 
 def _hidden(pair: Pair) -> torch.Tensor:
@@ -142,14 +146,6 @@ def _tolerance(pair: Pair, autocast: bool = False) -> checks.Tolerance:
         half = "bfloat16" if pair.trial.device.startswith("cpu") else "float16"
         return checks.tolerance(half, pair.trial.device)
     return checks.tolerance(pair.trial.dtype, pair.trial.device)
-
-
-def _pairs(ev: Evidence, scenarios: tuple[str, ...]):
-    """The trials of these scenarios; a GraderError if there are none (a check that cannot fail)."""
-    pairs = list(ev.pairs(scenarios))
-    if not pairs:
-        raise GraderError(f"no trial of {scenarios} ran: a check that cannot fail")
-    return pairs
 
 
 _NO_FC = "`self.fc` was never called. The head must pass its features through its `fc` submodule: `return self.fc(x)`."
@@ -167,11 +163,11 @@ def _fc_input(ev: Evidence, pair: Pair) -> torch.Tensor | Verdict:
     return got
 
 
-def _dropout(scenarios: tuple[str, ...]):
+def _dropout(scenarios: tuple[str, ...]) -> Rule:
     """Every entry of fc's input is 0 or relu(proj(x)) / (1 - p); about a fraction p of them are 0."""
 
     def evaluate(ev: Evidence) -> Verdict:
-        for pair in _pairs(ev, scenarios):
+        for pair in ev.pairs():
             fc_in = _fc_input(ev, pair)
             if isinstance(fc_in, Verdict):
                 return fc_in
@@ -204,14 +200,14 @@ def _dropout(scenarios: tuple[str, ...]):
                                      "(training mode)")
         return PASS
 
-    return evaluate
+    return Rule(evaluate, scenarios, ("fc input",))
 
 
-def _fc_consistent(scenarios: tuple[str, ...]):
+def _fc_consistent(scenarios: tuple[str, ...]) -> Rule:
     """Training-mode output is fc applied to what fc received: nothing happens after fc."""
 
     def evaluate(ev: Evidence) -> Verdict:
-        for pair in _pairs(ev, scenarios):
+        for pair in ev.pairs():
             fc_in = _fc_input(ev, pair)
             if isinstance(fc_in, Verdict):
                 return fc_in
@@ -226,7 +222,7 @@ def _fc_consistent(scenarios: tuple[str, ...]):
                                      f"{said}: it {checks.miss_kind(pair.got.values['output'], want)}")
         return PASS
 
-    return evaluate
+    return Rule(evaluate, scenarios, ("fc input", "output"))
 
 
 def _mask_reference(pair: Pair, fc_in: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -240,14 +236,14 @@ def _mask_reference(pair: Pair, fc_in: torch.Tensor) -> dict[str, torch.Tensor]:
     mask = (fc_in != 0).double() / (1 - _p(pair))
     h = F.linear(x, params["proj.weight"], params["proj.bias"]) * mask
     F.linear(h, params["fc.weight"], params["fc.bias"]).backward(_f64(pair.inputs["grad_output"]))
-    return {"grad x": x.grad, **{f"grad {n}": p.grad for n, p in params.items()}}
+    return {GRAD.key("x"): x.grad, **{GRAD.key(n): p.grad for n, p in params.items()}}
 
 
-def _gradients(scenarios: tuple[str, ...], what: str, autocast: bool = False):
+def _gradients(scenarios: tuple[str, ...], what: str, autocast: bool = False) -> Rule:
     """Gradients of x and every parameter equal the mask-based reference within the trial's tolerance."""
 
     def evaluate(ev: Evidence) -> Verdict:
-        for pair in _pairs(ev, scenarios):
+        for pair in ev.pairs():
             fc_in = _fc_input(ev, pair)
             if isinstance(fc_in, Verdict):
                 return fc_in
@@ -269,7 +265,7 @@ def _gradients(scenarios: tuple[str, ...], what: str, autocast: bool = False):
                                          "with the gradient for the dropout mask your forward drew)")
         return PASS
 
-    return evaluate
+    return Rule(evaluate, scenarios, ("fc input", GRAD))
 
 
 PUBLIC_TRAIN, PUBLIC_EVAL, GRADCHECK = "public train", "public eval", "gradcheck"
@@ -281,18 +277,22 @@ EXERCISE = Exercise(
     id="inplace_dropout",
     number=2,
     title="In-place dropout",
-    summary="`F.dropout(..., inplace=True)` after a ReLU in a classifier head: make dropout safe for autograd.",
     defines=(Symbol("ClassifierHead", "class", ("in_features", "num_classes", "drop_rate")),),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
-        Scenario(PUBLIC_TRAIN, _drawer(128, 32, 5, 0.3), _forward_backward(train=True), public=True),
-        Scenario(PUBLIC_EVAL, _drawer(8, 16, 5, 0.3), _forward_backward(train=False), public=True),
-        Scenario(GRADCHECK, _drawer(4, 6, 3, 0.3), _gradcheck, dtypes=F64, public=True),
-        Scenario(TRAIN, _drawer(256, 64, 10, 0.3), _forward_backward(train=True)),
-        Scenario(DEFAULT, _drawer(256, 64, 10, None), _forward_backward(train=True), dtypes=F32),
-        Scenario(NO_DROP, _drawer(32, 16, 4, 0.0), _forward_backward(train=True)),
-        Scenario(EVAL, _drawer(32, 24, 6, 0.3), _forward_backward(train=False)),
-        Scenario(AUTOCAST, _drawer(64, 32, 10, 0.25), _forward_backward(train=True, autocast=True), dtypes=F32),
+        Scenario(PUBLIC_TRAIN, _drawer(128, 32, 5, 0.3), _forward_backward(train=True), FORWARD_BACKWARD_WRITES,
+                 public=True),
+        Scenario(PUBLIC_EVAL, _drawer(8, 16, 5, 0.3), _forward_backward(train=False), FORWARD_BACKWARD_WRITES,
+                 public=True),
+        Scenario(GRADCHECK, _drawer(4, 6, 3, 0.3), _gradcheck, (finite_differences.OBSERVED,), dtypes=F64,
+                 public=True),
+        Scenario(TRAIN, _drawer(256, 64, 10, 0.3), _forward_backward(train=True), FORWARD_BACKWARD_WRITES),
+        Scenario(DEFAULT, _drawer(256, 64, 10, None), _forward_backward(train=True), FORWARD_BACKWARD_WRITES,
+                 dtypes=F32),
+        Scenario(NO_DROP, _drawer(32, 16, 4, 0.0), _forward_backward(train=True), FORWARD_BACKWARD_WRITES),
+        Scenario(EVAL, _drawer(32, 24, 6, 0.3), _forward_backward(train=False), FORWARD_BACKWARD_WRITES),
+        Scenario(AUTOCAST, _drawer(64, 32, 10, 0.25), _forward_backward(train=True, autocast=True),
+                 FORWARD_BACKWARD_WRITES, dtypes=F32),
     ),
     checks=(
         Check("forward", 1, "Eval-mode output equals fc(relu(proj(x))); in training mode the output is fc "
@@ -309,10 +309,10 @@ EXERCISE = Exercise(
               "the forward drew, in float32 and float64.", _gradients((TRAIN, DEFAULT, NO_DROP), "Gradient")),
         Check("gradcheck", 1, "Analytic gradients agree with finite differences (float64 gradcheck, training "
               "mode, one fixed dropout mask).",
-              checks.finite_differences_agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
-                           "differences"), public=True),
+              finite_differences.agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
+                                       "differences"), public=True),
         Check("train and eval", 1, "Eval mode is deterministic: no dropout, output and gradients as the "
-              "reference's.", checks.matches_reference(("output", "grad "), "Eval mode (no dropout)", (EVAL,))),
+              "reference's.", checks.matches_reference(("output", GRAD), "Eval mode (no dropout)", (EVAL,))),
         Check("autocast", 1, "Forward and backward run under torch.autocast (bfloat16 on the CPU, float16 on "
               "CUDA), with gradients close to the exact ones for the same dropout mask.",
               checks.all_of(checks.completes((AUTOCAST,), "Training under autocast"),

@@ -13,27 +13,41 @@ import torch
 from torch import nn
 
 from .. import checks, probes
-from ..evidence import Evidence, GraderError
-from ..spec import LEAF_INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Scenario, Symbol, Verdict
+from ..evidence import Evidence
+from ..spec import LEAF_INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+
+PARAM, COEF = Family("param"), Family("coef")
+"""Inputs: each tensor's start value and its coefficient in the loss (`param p0`, `coef p0`)."""
+
+VALUE_AFTER = {1: Family("value 1"), 2: Family("value 2")}
+"""Each parameter's value after the first step and after the second (`value 1 p0`)."""
+SAME_OBJECT = Family("same object")
+"""After the first step, per parameter: the caller's tensor, in its own storage."""
+VERSION_ADVANCED = Family("version advanced")
+"""After the first step, per parameter: its version counter moved."""
+LEAF = Family("leaf")
+"""After the first step, per parameter: still a leaf that requires grad."""
+GRAD_CLEARED = Family("grad cleared")
+"""After the first step, per parameter: its .grad is None or zeros."""
+STEPS_WRITE = (*VALUE_AFTER.values(), SAME_OBJECT, VERSION_ADVANCED, LEAF, GRAD_CLEARED)
 
 
 def _draw_tensors(shapes: tuple[tuple[int, ...], ...]):
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         inputs: dict[str, Any] = {"lr": 0.05 + 0.4 * torch.rand((), generator=g, dtype=torch.float64).item()}
         for i, shape in enumerate(shapes):
-            inputs[f"param p{i}"] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-            inputs[f"coef p{i}"] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+            inputs[PARAM.key(f"p{i}")] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+            inputs[COEF.key(f"p{i}")] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
         return inputs
 
     return draw
 
 
 def _run_tensors(ns, inputs, device, obs):
-    names = [k.removeprefix("param ") for k in inputs if k.startswith("param ")]
-    params = {n: inputs[f"param {n}"].requires_grad_(True) for n in names}
+    params = {n: t.requires_grad_(True) for n, t in PARAM.members(inputs).items()}
 
     def loss() -> torch.Tensor:
-        return sum((inputs[f"coef {n}"] * torch.tanh(p)).sum() + 0.5 * (p * p).sum() for n, p in params.items())
+        return sum((inputs[COEF.key(n)] * torch.tanh(p)).sum() + 0.5 * (p * p).sum() for n, p in params.items())
 
     _two_steps(ns["sgd_step"], params, loss, inputs["lr"], obs)
 
@@ -73,33 +87,28 @@ def _two_steps(step, params: dict[str, torch.Tensor], loss, lr: float, obs) -> N
         given = list(params.values())
         step(given, lr)
         for (n, p), held in zip(params.items(), given):
-            obs[f"value {k} {n}"] = p.detach().clone()
+            obs[VALUE_AFTER[k].key(n)] = p.detach().clone()
             if k == 1:
-                obs[f"same object {n}"] = held is p and p.data_ptr() == before[n][1]
-                obs[f"version advanced {n}"] = p._version > before[n][0]
-                obs[f"leaf {n}"] = p.is_leaf and p.requires_grad
-                obs[f"grad cleared {n}"] = p.grad is None or not bool(p.grad.ne(0).any())
+                obs[SAME_OBJECT.key(n)] = held is p and p.data_ptr() == before[n][1]
+                obs[VERSION_ADVANCED.key(n)] = p._version > before[n][0]
+                obs[LEAF.key(n)] = p.is_leaf and p.requires_grad
+                obs[GRAD_CLEARED.key(n)] = p.grad is None or not bool(p.grad.ne(0).any())
 
 
-def _each_holds(prefix: str, scenarios: tuple[str, ...], failure: str):
-    """Every per-parameter boolean named `prefix <param>` is True; says which parameter failed."""
+def _each_holds(family: Family, scenarios: tuple[str, ...], failure: str) -> Rule:
+    """Every parameter's boolean in `family` is True; says which parameter failed."""
 
     def evaluate(ev: Evidence) -> Verdict:
-        seen = 0
-        for pair in ev.pairs(scenarios):
-            for key in [k for k in pair.want.values if k.startswith(prefix)]:
-                seen += 1
-                if key not in pair.got.values:
-                    return checks.missing(ev, pair, key)
-                if pair.got.values[key] is not True:
-                    name = f"parameter `{key.removeprefix(prefix)}`"
-                    return checks.failed(f"{failure} ({name}, in {pair.label}).",
-                                         f"{failure} ({name})" if ev.observed_publicly(key) else failure)
-        if not seen:
-            raise GraderError(f"no observation {prefix!r} in {scenarios}: a check that cannot fail")
+        for pair, key in ev.observations():
+            if key not in pair.got.values:
+                return checks.missing(ev, pair, key)
+            if pair.got.values[key] is not True:
+                name = f"parameter `{family.member(key)}`"
+                return checks.failed(f"{failure} ({name}, in {pair.label}).",
+                                     f"{failure} ({name})" if ev.observed_publicly(key) else failure)
         return PASS
 
-    return evaluate
+    return Rule(evaluate, scenarios, (family,))
 
 
 PUBLIC, TENSORS, LINEAR = "public", "tensors", "linear layers"
@@ -109,32 +118,31 @@ EXERCISE = Exercise(
     id="leaf_sgd",
     number=5,
     title="The leaf update",
-    summary="`w -= lr * w.grad` on a leaf that requires grad: write an SGD step autograd accepts.",
     defines=(Symbol("sgd_step", "function", ("params", "lr")),),
     failure=ExpectedError("RuntimeError", LEAF_INPLACE_ERROR),
     scenarios=(
-        Scenario(PUBLIC, _draw_tensors(((3,), (2, 3))), _run_tensors, public=True),
-        Scenario(TENSORS, _draw_tensors(((5,), (4, 3), (2, 3, 2), ())), _run_tensors),
-        Scenario(LINEAR, _draw_linear((4, 5, 3), 6), _run_linear),
+        Scenario(PUBLIC, _draw_tensors(((3,), (2, 3))), _run_tensors, STEPS_WRITE, public=True),
+        Scenario(TENSORS, _draw_tensors(((5,), (4, 3), (2, 3, 2), ())), _run_tensors, STEPS_WRITE),
+        Scenario(LINEAR, _draw_linear((4, 5, 3), 6), _run_linear, STEPS_WRITE),
     ),
     checks=(
         Check("values", 3, "After one step every parameter holds p - lr * p.grad.",
-              checks.matches_reference(("value 1 ",), "Parameter after one step"), public=True),
+              checks.matches_reference((VALUE_AFTER[1],), "Parameter after one step"), public=True),
         Check("same tensors", 2, "The caller's parameter objects are updated themselves, in their own storage "
               "(not replaced by new tensors).",
-              _each_holds("same object ", ALL, "The caller's parameter was replaced by a new tensor or moved to "
+              _each_holds(SAME_OBJECT, ALL, "The caller's parameter was replaced by a new tensor or moved to "
                           "new storage; update it in place"), public=True),
         Check("version advanced", 1, "The update is visible to autograd: each parameter's version counter "
               "moves (`.data` hides the change from it).",
-              _each_holds("version advanced ", ALL, "The parameter's version counter did not move, so autograd "
+              _each_holds(VERSION_ADVANCED, ALL, "The parameter's version counter did not move, so autograd "
                           "cannot see the update (was it made through `.data`, or not made at all?)"), public=True),
         Check("still a leaf", 1, "Each parameter is still a leaf with requires_grad=True after the step.",
-              _each_holds("leaf ", ALL, "After the step the parameter is no longer a leaf that requires grad"),
+              _each_holds(LEAF, ALL, "After the step the parameter is no longer a leaf that requires grad"),
               public=True),
         Check("grad cleared", 1, "Each parameter's .grad is None or all zeros after the step.",
-              _each_holds("grad cleared ", ALL, "The gradient was not cleared after the step, so the next "
+              _each_holds(GRAD_CLEARED, ALL, "The gradient was not cleared after the step, so the next "
                           "backward adds to it"), public=True),
         Check("two steps", 2, "A second forward, backward and step works and gives the values of two SGD steps.",
-              checks.matches_reference(("value 2 ",), "Parameter after two steps", (TENSORS, LINEAR))),
+              checks.matches_reference((VALUE_AFTER[2],), "Parameter after two steps", (TENSORS, LINEAR))),
     ),
 )

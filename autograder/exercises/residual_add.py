@@ -10,7 +10,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, probes
+from .. import checks, finite_differences, probes
+from ..probes import BUFFER, GRAD
 from ..spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
 
 
@@ -51,12 +52,15 @@ def _forward_backward(train: bool):
         obs["x unchanged"] = torch.equal(x.detach(), before)
         out.backward(inputs["grad_output"])
         if x.requires_grad:
-            obs["grad x"] = x.grad if x.grad is not None else "`x` got no gradient (its .grad is None)"
+            probes.observe_grad(obs, "x", x)
         probes.observe_grads(obs, model)
         probes.observe_buffers(obs, model)
         obs["x unchanged"] = torch.equal(x.detach(), before)
 
     return run
+
+
+FORWARD_BACKWARD_WRITES = ("output", "x unchanged", GRAD, BUFFER)
 
 
 def _gradcheck(ns, inputs, device, obs):
@@ -68,7 +72,7 @@ def _gradcheck(ns, inputs, device, obs):
         return torch.func.functional_call(model, dict(zip(names, weights)), (x,))
 
     x = inputs["x"].requires_grad_(True)
-    probes.observe_gradcheck(obs, fn, (x, *(params[n] for n in names)))
+    finite_differences.observe(obs, fn, (x, *(params[n] for n in names)))
 
 
 TRAIN, EVAL, FROZEN, GRADCHECK, PUBLIC = "train", "eval", "input without grad", "gradcheck", "public"
@@ -78,15 +82,15 @@ EXERCISE = Exercise(
     id="residual_add",
     number=1,
     title="The += residual",
-    summary="`out += x` after a ReLU in a residual block: make the residual add safe for autograd.",
     defines=(Symbol("ResidualBlock", "class", ("channels",)),),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
-        Scenario(PUBLIC, _drawer(2, 2, 4), _forward_backward(train=True), public=True),
-        Scenario(TRAIN, _drawer(4, 3, 5), _forward_backward(train=True)),
-        Scenario(EVAL, _drawer(4, 3, 5), _forward_backward(train=False)),
-        Scenario(FROZEN, _drawer(3, 2, 5, x_requires_grad=False), _forward_backward(train=True)),
-        Scenario(GRADCHECK, _drawer(2, 2, 3), _gradcheck, dtypes=F64, public=True),
+        Scenario(PUBLIC, _drawer(2, 2, 4), _forward_backward(train=True), FORWARD_BACKWARD_WRITES, public=True),
+        Scenario(TRAIN, _drawer(4, 3, 5), _forward_backward(train=True), FORWARD_BACKWARD_WRITES),
+        Scenario(EVAL, _drawer(4, 3, 5), _forward_backward(train=False), FORWARD_BACKWARD_WRITES),
+        Scenario(FROZEN, _drawer(3, 2, 5, x_requires_grad=False), _forward_backward(train=True),
+                 FORWARD_BACKWARD_WRITES),
+        Scenario(GRADCHECK, _drawer(2, 2, 3), _gradcheck, (finite_differences.OBSERVED,), dtypes=F64, public=True),
     ),
     checks=(
         Check("forward", 2, "The block's output equals relu(bn2(conv2(relu(bn1(conv1(x)))))) + x.",
@@ -94,14 +98,14 @@ EXERCISE = Exercise(
         Check("backward runs", 1, "loss.backward() runs through the block in training mode.",
               checks.completes((PUBLIC, TRAIN), "Backward"), public=True),
         Check("gradients", 3, "Gradients of the input and of every parameter match the reference, "
-              "in float32 and float64.", checks.matches_reference(("grad ",), "Gradient", (TRAIN, FROZEN))),
+              "in float32 and float64.", checks.matches_reference((GRAD,), "Gradient", (TRAIN, FROZEN))),
         Check("gradcheck", 1, "Analytic gradients agree with finite differences (float64 gradcheck).",
-              checks.finite_differences_agree((GRADCHECK,), "gradcheck found gradients that disagree with "
-                           "finite differences"), public=True),
+              finite_differences.agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
+                                       "differences"), public=True),
         Check("train and eval", 1, "Eval mode uses the running statistics and leaves them unchanged; "
               "training mode updates them as BatchNorm does.",
-              checks.all_of(checks.matches_reference(("output", "grad "), "Eval mode", (EVAL,)),
-                            checks.matches_reference(("buffer ",), "BatchNorm running statistics"))),
+              checks.all_of(checks.matches_reference(("output", GRAD), "Eval mode", (EVAL,)),
+                            checks.matches_reference((BUFFER,), "BatchNorm running statistics"))),
         Check("caller's tensors unchanged", 2, "The input tensor `x` is not modified by forward or backward.",
               checks.holds("x unchanged", (PUBLIC, TRAIN, FROZEN), "Your block changed the caller's `x` in place"),
               public=True),

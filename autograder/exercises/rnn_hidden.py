@@ -10,7 +10,6 @@ back as Python floats, as the signature says: a list of loss tensors keeps every
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -18,14 +17,43 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import checks, probes
-from ..evidence import Evidence, GraderError
-from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Scenario, Symbol, Verdict
+from ..evidence import Evidence
+from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 LR, MOMENTUM = 0.1, 0.9
 """The optimizer every trial trains with: SGD with momentum, built by the grader, the same for the
 student and the reference. Momentum makes a skipped `zero_grad` or `step` show in the weights."""
 
 KINDS: dict[str, type[nn.RNNBase]] = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
+
+# What a training run writes, besides "model calls", "returned" and "inputs unchanged":
+STATE_INTO = Family("state into chunk")
+"""The state passed into each call of the model, per part (_state_into), or why it is not a tensor."""
+STATE_OUT = Family("state out of chunk")
+"""The final state each call of the model produced, per part (_state_out)."""
+HISTORY_INTO = Family("history into chunk")
+"""Per call of the model: whether the state passed in has a history (a grad_fn)."""
+GRAPH_SIZE = Family("graph size")
+"""Per call of loss_fn: how many operations backward from that loss runs through (graph_size)."""
+LOSS = Family("loss")
+"""The losses `train_tbptt` returned, one per chunk (`loss 1`); LOSS_CALLS is one of its keys too, so comparing
+the family with the reference's compares first how many times loss_fn ran."""
+LOSS_CALLS = LOSS.key("calls")
+"""How many times loss_fn ran."""
+WEIGHT = Family("weight")
+"""Each parameter after training (`weight weight_ih_l0`)."""
+TRAINING_WRITES = ("model calls", STATE_INTO, STATE_OUT, HISTORY_INTO, LOSS_CALLS, GRAPH_SIZE, "returned", LOSS,
+                   WEIGHT, "inputs unchanged")
+
+
+def _state_into(chunk: int, part: str) -> str:
+    """The STATE_INTO key of the state's `part` ("h" or "c") passed into chunk `chunk`."""
+    return STATE_INTO.key(f"{chunk}: {part}")
+
+
+def _state_out(chunk: int, part: str) -> str:
+    """The STATE_OUT key of the `part` ("h" or "c") of chunk `chunk`'s final state."""
+    return STATE_OUT.key(f"{chunk}: {part}")
 
 
 def graph_size(loss: torch.Tensor) -> int:
@@ -93,28 +121,28 @@ def _trainer(kind: str):
             state = args[1] if len(args) > 1 else kwargs.get("hx")
             parts = _parts(state)
             if not parts:
-                obs[f"state into chunk {call}: h"] = (
+                obs[_state_into(call, "h")] = (
                     "is missing: the model was called without one, so it started from zeros"
                     if state is None else f"is a {type(state).__name__}, not a tensor or a tuple of tensors"
                 )
             history = False
             for name, t in parts.items():
                 if isinstance(t, torch.Tensor):
-                    obs[f"state into chunk {call}: {name}"] = t.detach().clone()  # before anyone changes it
+                    obs[_state_into(call, name)] = t.detach().clone()  # before anyone changes it
                     history = history or t.grad_fn is not None
                 else:
-                    obs[f"state into chunk {call}: {name}"] = f"is a {type(t).__name__}, not a tensor"
-            obs[f"history into chunk {call}"] = history
+                    obs[_state_into(call, name)] = f"is a {type(t).__name__}, not a tensor"
+            obs[HISTORY_INTO.key(call)] = history
 
         def watch_result(module, args, result):
             """Records the final state each call of the model produced, to compare with the next one's."""
             for name, t in _parts(result[1]).items():
-                obs[f"state out of chunk {obs['model calls']}: {name}"] = t.detach().clone()
+                obs[_state_out(obs["model calls"], name)] = t.detach().clone()
 
         def loss_fn(output, target):
             loss = F.mse_loss(output, target)
-            obs["loss calls"] = obs.get("loss calls", 0) + 1
-            obs[f"graph size {obs['loss calls']}"] = graph_size(loss)
+            obs[LOSS_CALLS] = obs.get(LOSS_CALLS, 0) + 1
+            obs[GRAPH_SIZE.key(obs[LOSS_CALLS])] = graph_size(loss)
             return loss
 
         model.register_forward_pre_hook(watch_state, with_kwargs=True)
@@ -126,9 +154,9 @@ def _trainer(kind: str):
             if isinstance(losses, (list, tuple)):
                 for i, v in enumerate(losses):
                     if isinstance(v, (float, int)) or (isinstance(v, torch.Tensor) and v.numel() == 1):
-                        obs[f"loss {i + 1}"] = float(v.detach() if isinstance(v, torch.Tensor) else v)
+                        obs[LOSS.key(i + 1)] = float(v.detach() if isinstance(v, torch.Tensor) else v)
             for name, p in model.named_parameters():
-                obs[f"weight {name}"] = p.detach().clone()
+                obs[WEIGHT.key(name)] = p.detach().clone()
         except NotImplementedError:
             attempted = False  # the TODO: nothing to give credit for
             raise
@@ -159,12 +187,12 @@ def _problem_with(losses: Any, n: int) -> str:
     return ""
 
 
-def _losses_match(scenarios: tuple[str, ...]) -> Callable[[Evidence], Verdict]:
+def _losses_match(scenarios: tuple[str, ...]) -> Rule:
     """The function returned a list of floats, and they are the reference's losses."""
-    same = checks.matches_reference(("loss ",), "Loss per chunk", scenarios)
+    same = checks.matches_reference((LOSS,), "Loss per chunk", scenarios)
 
     def evaluate(ev: Evidence) -> Verdict:
-        for pair in ev.pairs(scenarios):
+        for pair in ev.pairs():
             if "returned" not in pair.got.values:
                 return checks.missing(ev, pair, "returned", "What `train_tbptt` returned")
             if pair.got.values["returned"]:
@@ -173,7 +201,7 @@ def _losses_match(scenarios: tuple[str, ...]) -> Callable[[Evidence], Verdict]:
                                      "(`loss.item()`)")
         return same(ev)
 
-    return evaluate
+    return Rule(evaluate, scenarios, ("returned", LOSS))
 
 
 def _truncated(ev: Evidence) -> Verdict:
@@ -182,13 +210,11 @@ def _truncated(ev: Evidence) -> Verdict:
     Chunk 1 may be smaller than the rest: it starts from `state0`, while later chunks may start from a
     state made a leaf that requires grad, which adds operations but no history.
     """
-    seen = False
     for pair in ev.pairs():
-        seen = True
-        got, n = pair.got.values, pair.want.values["loss calls"]
-        sizes = [got.get(f"graph size {i}") for i in range(1, n + 1)]
+        got, n = pair.got.values, pair.want.values[LOSS_CALLS]
+        sizes = [got.get(GRAPH_SIZE.key(i)) for i in range(1, n + 1)]
         for i in range(1, n + 1):
-            if got.get(f"history into chunk {i}"):
+            if got.get(HISTORY_INTO.key(i)):
                 why = ("the caller's graph. Start from `state0` itself." if i == 1 else
                        "earlier chunks. Carry the state on without its history (truncated BPTT).")
                 chunk = "chunk 1" if i == 1 else "a later chunk"
@@ -204,9 +230,7 @@ def _truncated(ev: Evidence) -> Verdict:
                                      "from chunk 2's: the cost per chunk grows, because something links each "
                                      "chunk's graph to the previous ones")
         if None in sizes:
-            return checks.missing(ev, pair, f"graph size {sizes.index(None) + 1}", "The size of a chunk's graph")
-    if not seen:
-        raise GraderError("no trial ran: a check that cannot fail")
+            return checks.missing(ev, pair, GRAPH_SIZE.key(sizes.index(None) + 1), "The size of a chunk's graph")
     return PASS
 
 
@@ -216,9 +240,7 @@ def _carries_state(ev: Evidence) -> Verdict:
     A property of the student's own run, not a comparison with the reference, so that a wrong
     optimizer step (which changes every later state) does not count against carrying the state.
     """
-    seen = False
     for pair in ev.pairs():
-        seen = True
         got, want = pair.got.values, pair.want.values
         calls = got.get("model calls", 0)
         if calls == 0 and pair.got.error is None:
@@ -233,7 +255,7 @@ def _carries_state(ev: Evidence) -> Verdict:
         tol = checks.tolerance(pair.trial.dtype, pair.trial.device)
         for k in range(1, want["model calls"] + 1):
             for name in ("h", "c"):
-                key = f"state into chunk {k}: {name}"
+                key = _state_into(k, name)
                 if key not in want:
                     continue
                 chunk = "chunk 1" if k == 1 else "a later chunk"
@@ -247,10 +269,9 @@ def _carries_state(ev: Evidence) -> Verdict:
                 if k == 1:
                     expected, what = pair.inputs[f"{name}0"], f"`state0` ({name})"
                 else:
-                    expected, what = got.get(f"state out of chunk {k - 1}: {name}"), f"the final {name} of chunk {k - 1}"
+                    expected, what = got.get(_state_out(k - 1, name)), f"the final {name} of chunk {k - 1}"
                     if expected is None:
-                        return checks.missing(ev, pair, f"state out of chunk {k - 1}: {name}",
-                                              "The final state of a chunk")
+                        return checks.missing(ev, pair, _state_out(k - 1, name), "The final state of a chunk")
                 problem = checks.mismatch(got[key], expected, tol)
                 if problem:
                     said = "Carry the state on from chunk to chunk; do not reset it."
@@ -259,8 +280,6 @@ def _carries_state(ev: Evidence) -> Verdict:
                                          f"{problem}, in {pair.label}. {said}",
                                          f"The state passed into {chunk} should be {hidden_what}, but its {name} "
                                          f"is not. {said}")
-    if not seen:
-        raise GraderError("no trial ran: a check that cannot fail")
     return PASS
 
 
@@ -273,16 +292,16 @@ EXERCISE = Exercise(
     id="rnn_hidden",
     number=4,
     title="The carried hidden state",
-    summary="Truncated BPTT: carry an RNN's state from chunk to chunk without its history.",
     defines=(Symbol("train_tbptt", "function", ("model", "chunks", "targets", "state0", "optimizer", "loss_fn")),),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
-        Scenario(PUBLIC, _drawer("gru", layers=1, n_chunks=3, length=4, hidden=3), _trainer("gru"), public=True),
-        Scenario(PUBLIC_LSTM, _drawer("lstm", layers=1, n_chunks=3, length=4, hidden=3), _trainer("lstm"),
+        Scenario(PUBLIC, _drawer("gru", layers=1, n_chunks=3, length=4, hidden=3), _trainer("gru"), TRAINING_WRITES,
                  public=True),
-        Scenario(RNN, _drawer("rnn", layers=1, n_chunks=5), _trainer("rnn")),
-        Scenario(GRU, _drawer("gru", layers=2, n_chunks=4), _trainer("gru")),
-        Scenario(LSTM, _drawer("lstm", layers=2, n_chunks=5), _trainer("lstm")),
+        Scenario(PUBLIC_LSTM, _drawer("lstm", layers=1, n_chunks=3, length=4, hidden=3), _trainer("lstm"),
+                 TRAINING_WRITES, public=True),
+        Scenario(RNN, _drawer("rnn", layers=1, n_chunks=5), _trainer("rnn"), TRAINING_WRITES),
+        Scenario(GRU, _drawer("gru", layers=2, n_chunks=4), _trainer("gru"), TRAINING_WRITES),
+        Scenario(LSTM, _drawer("lstm", layers=2, n_chunks=5), _trainer("lstm"), TRAINING_WRITES),
     ),
     checks=(
         Check("runs", 1, "Training runs through every chunk of an nn.RNN and an nn.GRU.",
@@ -294,11 +313,13 @@ EXERCISE = Exercise(
               public=True),
         Check("final weights", 2, "After training, every parameter equals the reference's (zero_grad, "
               "backward and step once per chunk, in that order), for nn.RNN, nn.GRU and nn.LSTM.",
-              checks.matches_reference(("weight ",), "Parameter after training", HIDDEN)),
+              checks.matches_reference((WEIGHT,), "Parameter after training", HIDDEN)),
         Check("truncated", 2, "The state passed into each chunk has no history, and the graph behind each chunk's "
-              "loss keeps the same size (truncated BPTT: the cost per chunk does not grow).", _truncated, public=True),
+              "loss keeps the same size (truncated BPTT: the cost per chunk does not grow).",
+              Rule(_truncated, None, (LOSS_CALLS, GRAPH_SIZE, HISTORY_INTO)), public=True),
         Check("carries state", 1, "The state passed into chunk 1 is `state0`, and into every later chunk the "
-              "final state of the chunk before (carried on, not reset).", _carries_state, public=True),
+              "final state of the chunk before (carried on, not reset).",
+              Rule(_carries_state, None, ("model calls", STATE_INTO, STATE_OUT)), public=True),
         Check("caller's tensors unchanged", 1, "`chunks`, `targets` and `state0` are not modified.",
               checks.holds("inputs unchanged", (PUBLIC, PUBLIC_LSTM, *HIDDEN),
                            "Your function changed the caller's `chunks`, `targets` or `state0` in place"),

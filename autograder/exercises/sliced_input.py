@@ -14,9 +14,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import checks, probes
-from ..evidence import GraderError
-from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Scenario, Symbol, Verdict
+from .. import checks, finite_differences, probes
+from ..evidence import Evidence, GraderError
+from ..probes import GRAD, STATE
+from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 LABEL_LEN = 3
 """How many trailing positions the predicted label's tokens replace."""
@@ -61,14 +62,14 @@ def _drawer(vocab: int, dim: int, num_a: int, num_b: int, batch: int, length: in
             state = probes.draw_state(TwoStageClassifierLayout(vocab, dim, num_a, num_b, labels), g, torch.float64)
             # Unit-scale embeddings and first head, small bias: the prediction depends on the tokens,
             # so rows predict different labels (with draw_state's 1/sqrt(fan_in) the bias would decide).
-            state[probes.STATE + "embed.weight"] = torch.randn(vocab, dim, generator=g, dtype=torch.float64)
-            state[probes.STATE + "fc_a.weight"] = torch.randn(num_a, dim, generator=g, dtype=torch.float64)
-            state[probes.STATE + "fc_a.bias"] = 0.1 * torch.randn(num_a, generator=g, dtype=torch.float64)
+            state[STATE.key("embed.weight")] = torch.randn(vocab, dim, generator=g, dtype=torch.float64)
+            state[STATE.key("fc_a.weight")] = torch.randn(num_a, dim, generator=g, dtype=torch.float64)
+            state[STATE.key("fc_a.bias")] = 0.1 * torch.randn(num_a, generator=g, dtype=torch.float64)
             tokens = torch.randint(0, vocab, (batch, length), generator=g)
             mask = (torch.rand(batch, length, generator=g, dtype=torch.float64) < 0.7).to(dtype)
             mask[:, 0] = 1  # every row has a token to pool in the first pass
             mask[0, -1] = 0  # a padded label slot, so that forgetting `mask[:, -3:] = 1` shows
-            logits_a = _first_pass({k[len(probes.STATE):]: v for k, v in state.items()}, tokens, mask.double())
+            logits_a = _first_pass(STATE.members(state), tokens, mask.double())
             top, predicted = logits_a.topk(2, dim=1).values, logits_a.argmax(1)
             clear = bool((top[:, 0] - top[:, 1] > ARGMAX_MARGIN).all())
             if clear and (batch == 1 or predicted.unique().numel() > 1):
@@ -94,9 +95,12 @@ def _build(ns, inputs: dict[str, Any], device: torch.device) -> nn.Module:
     model = ns["TwoStageClassifier"](*_sizes(inputs), inputs["label_tokens"])
     model = model.to(device=device, dtype=dtype)
     own = model.state_dict()
-    state = {k[len(probes.STATE):]: v for k, v in inputs.items() if k.startswith(probes.STATE)}
-    model.load_state_dict({k: v for k, v in state.items() if k in own}, strict=False)
+    model.load_state_dict({k: v for k, v in STATE.members(inputs).items() if k in own}, strict=False)
     return model
+
+
+STRUCTURE = ("parameters", "buffers", "submodules")
+"""Observations: the model's parameters, buffers and submodules, by name and shape (or type)."""
 
 
 def _observe_structure(obs: dict[str, Any], model: nn.Module) -> None:
@@ -134,6 +138,9 @@ def _forward_backward(ns, inputs, device, obs):
     _observe_structure(obs, model)
 
 
+FORWARD_BACKWARD_WRITES = ("logits_a", "logits_b", "tokens unchanged", "mask unchanged", *STRUCTURE, GRAD)
+
+
 def _gradcheck(ns, inputs, device, obs):
     model = _build(ns, inputs, device)
     names = ("embed.weight", "fc_a.weight", "fc_b.weight")
@@ -145,7 +152,7 @@ def _gradcheck(ns, inputs, device, obs):
         return torch.func.functional_call(model, dict(zip(names, ws)), (tokens.clone(), mask.clone()))
 
     params = tuple(weights[n].detach().clone().requires_grad_(True) for n in names)
-    probes.observe_gradcheck(obs, fn, params)
+    finite_differences.observe(obs, fn, params)
 
 
 _ENCODER = ("Both passes must use the same `embed`: a second encoder, or a copy of `embed`, has weights of "
@@ -158,23 +165,16 @@ _WHY = {
 }
 
 
-def _structure(ev) -> Verdict:
+def _structure(ev: Evidence) -> Verdict:
     """Exactly the spec's parameters, buffer and submodules, the same as the reference's."""
-    seen = False
-    for pair in ev.pairs():
-        for key in ("parameters", "buffers", "submodules"):
-            if key not in pair.want.values:
-                continue
-            seen = True
-            got = pair.got.values.get(key)
-            if got is None:
-                return checks.missing(ev, pair, key)
-            if got != pair.want.values[key]:
-                return checks.failed(f"Your model's {key} are [{got}], but the exercise asks for exactly "
-                                     f"[{pair.want.values[key]}] (in {pair.label}). {_WHY[key]}",
-                                     f"Your model's {key} are not exactly those the exercise asks for. {_WHY[key]}")
-    if not seen:
-        raise GraderError("no trial observed the model's structure: a check that cannot fail")
+    for pair, key in ev.observations():
+        got = pair.got.values.get(key)
+        if got is None:
+            return checks.missing(ev, pair, key)
+        if got != pair.want.values[key]:
+            return checks.failed(f"Your model's {key} are [{got}], but the exercise asks for exactly "
+                                 f"[{pair.want.values[key]}] (in {pair.label}). {_WHY[key]}",
+                                 f"Your model's {key} are not exactly those the exercise asks for. {_WHY[key]}")
     return PASS
 
 
@@ -186,15 +186,15 @@ EXERCISE = Exercise(
     id="sliced_input",
     number=3,
     title="The sliced input",
-    summary="Predicted label tokens written into `tokens[:, -3:]` between two passes: feed the second "
-            "pass without changing what the first pass saved.",
     defines=(Symbol("TwoStageClassifier", "class", ("vocab_size", "dim", "num_a", "num_b", "label_tokens")),),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
-        Scenario(PUBLIC, _drawer(13, 4, 3, 4, batch=3, length=6), _forward_backward, public=True),
-        Scenario(HIDDEN, _drawer(50, 16, 5, 7, batch=8, length=12), _forward_backward),
-        Scenario(SINGLE, _drawer(20, 8, 4, 3, batch=1, length=5), _forward_backward),
-        Scenario(GRADCHECK, _drawer(11, 3, 3, 2, batch=3, length=5), _gradcheck, dtypes=F64, public=True),
+        Scenario(PUBLIC, _drawer(13, 4, 3, 4, batch=3, length=6), _forward_backward, FORWARD_BACKWARD_WRITES,
+                 public=True),
+        Scenario(HIDDEN, _drawer(50, 16, 5, 7, batch=8, length=12), _forward_backward, FORWARD_BACKWARD_WRITES),
+        Scenario(SINGLE, _drawer(20, 8, 4, 3, batch=1, length=5), _forward_backward, FORWARD_BACKWARD_WRITES),
+        Scenario(GRADCHECK, _drawer(11, 3, 3, 2, batch=3, length=5), _gradcheck, (finite_differences.OBSERVED,),
+                 dtypes=F64, public=True),
     ),
     checks=(
         Check("forward", 2, "logits_a comes from the input as given; logits_b from the input with its last "
@@ -207,11 +207,11 @@ EXERCISE = Exercise(
         Check("backward runs", 1, "Backward runs through both passes.",
               checks.completes(FORWARD, "Backward"), public=True),
         Check("gradients", 3, "The gradient of every parameter matches the reference, in float32 and float64.",
-              checks.matches_reference(("grad ",), "Gradient", (HIDDEN, SINGLE))),
+              checks.matches_reference((GRAD,), "Gradient", (HIDDEN, SINGLE))),
         Check("gradcheck", 1, "Analytic gradients of embed.weight, fc_a.weight and fc_b.weight agree with "
               "finite differences (float64 gradcheck).",
-              checks.finite_differences_agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
-                           "differences"), public=True),
+              finite_differences.agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
+                                       "differences"), public=True),
         Check("caller's tensors unchanged", 2, "The caller's `tokens` and `mask` are not modified by forward "
               "or backward.",
               checks.all_of(
@@ -219,6 +219,6 @@ EXERCISE = Exercise(
                   checks.holds("mask unchanged", FORWARD, "Your model changed the caller's `mask` in place")),
               public=True),
         Check("one encoder", 1, "The model has exactly the submodules embed, fc_a, fc_b and the buffer "
-              "label_tokens, before and after a forward pass.", _structure, public=True),
+              "label_tokens, before and after a forward pass.", Rule(_structure, None, STRUCTURE), public=True),
     ),
 )
