@@ -20,13 +20,13 @@ from .evidence import Evidence, Failed, GraderError, label
 from .feedback import explain
 from .harness import ANSWER_FILE  # the answer's frames: the only ones a hidden message may name
 from .outcome import ErrorInfo, Outcome, RunReport, Trial
-from .result import Result, TestResult
+from .result import Result, Status, TestResult
 from .spec import INPLACE_ERROR, LEAF_INPLACE_ERROR, Check, Exercise, Inputs, Verdict
 
 _RUN_FAILURES = {
-    "timed_out": "Your code did not finish within the time limit",
-    "crashed": "Your code crashed the process that ran it",
-    "malformed": "The submission could not be read",
+    Status.TIMED_OUT: "Your code did not finish within the time limit",
+    Status.CRASHED: "Your code crashed the process that ran it",
+    Status.MALFORMED: "The submission could not be read",
 }
 
 
@@ -55,7 +55,7 @@ def grade(
                 name=check.name,
                 score=check.points if verdict.passed else 0.0,
                 max_score=check.points,
-                status="passed" if verdict.passed else "failed",
+                status=Status.PASSED if verdict.passed else Status.FAILED,
                 output=verdict.message,
                 visibility="visible" if check.public else "after_due_date",
                 description=check.description,
@@ -89,7 +89,7 @@ class _Judge:
     def _on(self, check: Check, trials: tuple[Trial, ...]) -> Verdict:
         """The check's verdict on these trials; a check that trips over odd student output fails."""
         try:
-            return check.evaluate(Evidence(self.exercise, trials, self.inputs, self.report.outcomes, self.reference))
+            return check.rule(Evidence(self.exercise, trials, self.inputs, self.report.outcomes, self.reference))
         except GraderError:
             raise
         except Exception as e:  # the student's output's fault; said in full only for public trials (below)
@@ -233,8 +233,8 @@ def _python_names() -> frozenset[str]:
 
 def _blocking_problem(report: RunReport) -> str | None:
     """A problem that stops every check before it starts, in words the student can act on."""
-    if report.status != "ok":
-        return f"{_RUN_FAILURES.get(report.status, 'The run failed')}: {report.detail}"
+    if report.status is not None:
+        return f"{_RUN_FAILURES[report.status]}: {report.detail}"
     if report.load_error is not None:
         if report.load_error.type == "SyntaxError":
             return (
@@ -247,23 +247,23 @@ def _blocking_problem(report: RunReport) -> str | None:
     return None
 
 
-def _status(report: RunReport, score: float, max_score: float) -> str:
-    if report.status != "ok":
+def _status(report: RunReport, score: float, max_score: float) -> Status:
+    if report.status is not None:
         return report.status
     if report.load_error is not None and report.load_error.type == "SyntaxError":
-        return "malformed"
+        return Status.MALFORMED
     errors = [o.error for o in report.outcomes.values() if o.error is not None]
     if errors and all(e.not_attempted for e in errors) and score == 0:
-        return "not_attempted"
-    return "passed" if score == max_score else "failed"
+        return Status.NOT_ATTEMPTED
+    return Status.PASSED if score == max_score else Status.FAILED
 
 
-def _summary(status: str, score: float, max_score: float, blocked: str | None) -> str:
+def _summary(status: Status, score: float, max_score: float, blocked: str | None) -> str:
     head = f"{score:g}/{max_score:g} points."
-    if status == "not_attempted":
+    if status == Status.NOT_ATTEMPTED:
         return head + " Not attempted yet: replace the TODO in the answer cells with your fix."
     if blocked:
         return f"{head} {blocked}"
-    if status == "passed":
+    if status == Status.PASSED:
         return head + " Every check passed."
     return head + " See the failed checks below for what to fix."

@@ -11,6 +11,8 @@ from typing import Any
 
 import torch
 
+from .result import Status
+
 
 @dataclass(frozen=True)
 class Trial:
@@ -62,11 +64,11 @@ class Outcome:
 class RunReport:
     """Everything a run of one submission produced, as the grader receives it.
 
-    `status` is "ok" when the worker reported; "timed_out", "crashed" or "malformed" when it could
-    not, with `detail` saying why. `problems` maps a required name to what is wrong with it.
+    `status` is None when the worker reported; one of RUN_FAILURES (timed out, crashed, malformed) when it
+    could not, with `detail` saying why. `problems` maps a required name to what is wrong with it.
     """
 
-    status: str = "ok"
+    status: Status | None = None
     detail: str = ""
     load_error: ErrorInfo | None = None
     problems: dict[str, str] = field(default_factory=dict)

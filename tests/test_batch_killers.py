@@ -28,8 +28,8 @@ from autograder.batch import References, Settings, grade_batch, previous_result
 from autograder.export import gradescope, lms
 from autograder.export.container import BundleConfig
 from autograder.export.graded import Graded
-from autograder.report import gradebook_csv
-from autograder.result import STATUSES
+from autograder.report import batch_gradebook_csv
+from autograder.result import Result, Status
 from autograder.runner import InProcessRunner
 from autograder.submission import MAX_BYTES
 from tests.conftest import solution_code
@@ -79,8 +79,8 @@ def grade(folder: Path, references, *, paths=None, settings=SETTINGS, runner=Non
     names = [r["submission"] for r in results]
     assert len(names) == len(set(names)), names
     for r in results:
-        assert r["status"] in STATUSES and r["status"] != "grader_error", r
-        assert isinstance(r["output"], str) and r["output"].strip()
+        assert Result.from_json(r).status != Status.GRADER_ERROR, r  # every row reads back as a Result
+        assert r["output"].strip()
         on_disk = json.loads((out / r["submission"] / "results.json").read_text(encoding="utf-8"))
         assert on_disk["status"] == r["status"] and on_disk["submission"] == r["submission"]
     rows = list(csv.DictReader((out / "gradebook.csv").open(encoding="utf-8", newline="")))
@@ -241,21 +241,22 @@ def test_spreadsheet_formulas_stay_text_in_the_gradebook(folder, references):
 
 
 def test_gradebook_cells_are_escaped_and_numbers_kept():
-    rows = list(csv.DictReader(io.StringIO(gradebook_csv([
-        {"submission": "-a.py", "exercise": "=1+1", "status": "@SUM(A1)", "score": 3, "max_score": 10},
-        {"submission": "\tb.py", "exercise": "+x\ud800", "status": "\rc", "score": "garbage", "max_score": None},
-        "not even a dict",
+    rows = list(csv.DictReader(io.StringIO(batch_gradebook_csv([
+        Result("=1+1", "-a.py", Status.FAILED, 3, 10, "", execution_time=1.234),
+        Result("+x\ud800", "\tb.py", Status.MALFORMED, 0, 10, ""),
+        Result("residual_add", "\rc.py", Status.PASSED, 10, 10, ""),
     ]))))
-    assert [r["submission"] for r in rows] == ["'-a.py", "'\tb.py", ""]
-    assert [r["exercise"] for r in rows] == ["'=1+1", "'+x\ufffd", ""]
-    assert rows[0]["status"] == "'@SUM(A1)" and rows[0]["score"] == "3" and rows[1]["score"] == "0"
-    assert rows[1]["status"] == "'\nc"  # a CR would have split the row
+    assert [r["submission"] for r in rows] == ["'-a.py", "'\tb.py", "'\nc.py"]  # a CR would have split the row
+    assert [r["exercise"] for r in rows] == ["'=1+1", "'+x\ufffd", "residual_add"]
+    assert [r["status"] for r in rows] == ["failed", "malformed", "passed"]
+    assert [(r["score"], r["max_score"]) for r in rows] == [("3", "10"), ("0", "10"), ("10", "10")]
+    assert rows[0]["execution_time"] == "1.23" and rows[0]["results"] == "'-a.py/results.json"
 
 
 def test_lms_gradebook_cells_are_escaped_too():
-    graded = [Graded("-x.py", "=cmd|' /C calc'!A0", "residual_add", {"status": "passed", "score": 10}),
-              Graded("y.py", "bob", "@evil", {"status": "failed", "score": 1})]
-    rows = list(csv.reader(io.StringIO(lms.gradebook_csv(lms.gradebook(graded)))))
+    graded = [Graded("-x.py", "=cmd|' /C calc'!A0", Result("residual_add", "-x.py", Status.PASSED, 10, 10, "")),
+              Graded("y.py", "bob", Result("@evil", "y.py", Status.FAILED, 1, 10, ""))]
+    rows = list(csv.reader(io.StringIO(lms.student_gradebook_csv(lms.gradebook(graded)))))
     assert rows[0] == ["student", "residual_add", "'@evil", "total"]
     assert {r[0] for r in rows[1:]} == {"'=cmd|' /C calc'!A0", "bob"}
 
@@ -431,17 +432,24 @@ GARBAGE = [
     "[" * 100_000,
     '{"submission_sha256": "SHA"}',
     '{"submission_sha256": "SHA", "status": "passed", "score": "ten", "max_score": 10, "exercise": "residual_add",'
-    ' "submission": "honest.py", "output": "", "tests": [], "execution_time": 0}',
+    ' "submission": "honest.py", "output": "", "tests": [], "devices": ["cpu"], "execution_time": 0}',
     '{"submission_sha256": "SHA", "status": "passed", "score": 10, "max_score": 10, "exercise": "residual_add",'
-    ' "submission": "honest.py", "output": "", "tests": "all of them", "execution_time": 0}',
+    ' "submission": "honest.py", "output": "", "tests": "all of them", "devices": ["cpu"], "execution_time": 0}',
     '{"submission_sha256": "SHA", "status": "passed", "score": 10, "max_score": 10, "exercise": "residual_add",'
-    ' "submission": "honest.py", "output": "", "tests": [{"name": 1}], "execution_time": 0}',
+    ' "submission": "honest.py", "output": "", "tests": [{"name": 1}], "devices": ["cpu"], "execution_time": 0}',
     '{"submission_sha256": "SHA", "status": "perfect", "score": 10, "max_score": 10, "exercise": "residual_add",'
-    ' "submission": "honest.py", "output": "", "tests": [], "execution_time": 0}',
+    ' "submission": "honest.py", "output": "", "tests": [], "devices": ["cpu"], "execution_time": 0}',
     '{"submission_sha256": "SHA", "status": ["passed"], "score": 10, "max_score": 10, "exercise": ["x"],'
-    ' "submission": {}, "output": 3, "tests": [], "execution_time": 0}',
+    ' "submission": {}, "output": 3, "tests": [], "devices": ["cpu"], "execution_time": 0}',
     '{"submission_sha256": "SHA", "status": "passed", "score": 10, "max_score": 10, "exercise": "residual_add",'
-    ' "submission": "someone_else.py", "output": "", "tests": [], "execution_time": 0}',
+    ' "submission": "someone_else.py", "output": "", "tests": [], "devices": ["cpu"], "execution_time": 0}',
+    # each wrong in one field only: a score above its maximum, no devices, printed output that is not text
+    '{"submission_sha256": "SHA", "status": "passed", "score": 1e308, "max_score": 10, "exercise": "residual_add",'
+    ' "submission": "honest.py", "output": "", "tests": [], "devices": ["cpu"], "execution_time": 0}',
+    '{"submission_sha256": "SHA", "status": "passed", "score": 10, "max_score": 10, "exercise": "residual_add",'
+    ' "submission": "honest.py", "output": "", "tests": [], "execution_time": 0}',
+    '{"submission_sha256": "SHA", "status": "passed", "score": 10, "max_score": 10, "exercise": "residual_add",'
+    ' "submission": "honest.py", "output": "", "tests": [], "devices": ["cpu"], "execution_time": 0, "stdout": {}}',
 ]
 
 

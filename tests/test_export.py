@@ -17,7 +17,7 @@ from autograder.export import cli as export_cli
 from autograder.export import container, gradescope, prairielearn
 from autograder.export.container import BundleConfig, grade_folder, not_submitted
 from autograder.export.source import ExportError
-from autograder.result import Result
+from autograder.result import Result, Status
 from autograder.result import TestResult as Check  # not collected as a test class
 from autograder.runner import InProcessRunner
 from autograder.runner.pool import PoolError
@@ -260,9 +260,9 @@ def test_results_are_roots_to_write_and_the_grader_files_roots_alone(tmp_path, m
     assert stat.S_IMODE((root / "results" / "results.json").stat().st_mode) == 0o644
 
 
-def fake_result(exercise="data_trap", score=3.0, status="failed"):
-    tests = (Check("forward", 3, 3, "passed", "", "visible", "forward matches"),
-             Check("gradients", 0, 7, "failed", "Gradient differs (in scenario 'batch').", "after_due_date",
+def fake_result(exercise="data_trap", score=3.0, status=Status.FAILED):
+    tests = (Check("forward", 3, 3, Status.PASSED, "", "visible", "forward matches"),
+             Check("gradients", 0, 7, Status.FAILED, "Gradient differs (in scenario 'batch').", "after_due_date",
                         "secret description of the hidden check"))
     return Result(exercise, "06_data_trap.ipynb", status, score, 10, f"{score:g}/10 points.", tests,
                   extra={"stdout": "SECRET-STDOUT printed on hidden inputs"})

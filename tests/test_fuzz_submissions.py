@@ -21,7 +21,7 @@ from autograder.batch import References, Settings, grade_batch
 from autograder.discover import SUFFIXES
 from autograder.exercises import EXERCISES
 from autograder.outcome import RunReport
-from autograder.result import STATUSES
+from autograder.result import Result, Status
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
@@ -162,7 +162,7 @@ def check_batch(files: list[tuple[str, bytes]], settings: Settings) -> None:
         submissions = [r["submission"] for r in results]
         assert len(set(submissions)) == len(submissions)
         for r in results:
-            assert r["status"] in STATUSES and r["status"] != "grader_error", r
+            assert Result.from_json(r).status != Status.GRADER_ERROR, r  # every row reads back as a Result
             on_disk = json.loads((out / r["submission"] / "results.json").read_text(encoding="utf-8"))
             assert on_disk["status"] == r["status"]
         with open(out / "gradebook.csv", encoding="utf-8", newline="") as f:

@@ -10,6 +10,7 @@ import random
 import re
 import stat
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,8 @@ from autograder.exercises import EXERCISES
 from autograder.export import cli as export_cli
 from autograder.export.graded import Graded, load, scan, student_of
 from autograder.export.html import culprit_lines, root_cause, submission_page, tampering, write_report
-from autograder.export.lms import gradebook, gradebook_csv
-from autograder.result import Result
+from autograder.export.lms import gradebook, student_gradebook_csv
+from autograder.result import Result, Status
 from autograder.result import TestResult as Check  # not collected as a test class
 from tests.browser import CHROMIUM, open_browser, serve, visit
 
@@ -47,10 +48,10 @@ def checks(passed: bool, attack: bool = False) -> tuple[Check, ...]:
     message = "" if passed else "Backward failed: Your code raised RuntimeError at line 4 of your answer " \
         "(`weight /= weight.norm()`).\nThe in-place change: `div_` at line 4 (`weight /= weight.norm()`)."
     return (
-        Check("forward", 3, 3, "passed", "", "visible", "The output equals the intended math."),
-        Check("backward runs", 3 if passed else 0, 3, "passed" if passed else "failed",
+        Check("forward", 3, 3, Status.PASSED, "", "visible", "The output equals the intended math."),
+        Check("backward runs", 3 if passed else 0, 3, Status.PASSED if passed else Status.FAILED,
               message + (ATTACK if attack else ""), "visible", "backward runs"),
-        Check("gradients", 4 if passed else 0, 4, "passed" if passed else "failed",
+        Check("gradients", 4 if passed else 0, 4, Status.PASSED if passed else Status.FAILED,
               "" if passed else "Gradient: `grad weight` differs (in scenario 'batch', float32 on cpu).",
               "after_due_date", "SECRET-HIDDEN-DESCRIPTION"),
     )
@@ -66,15 +67,15 @@ def same_error_checks() -> tuple[Check, ...]:
                 "place after `torch.relu` at line 2 (`out = x.relu()`) had saved it for backward.")
 
     return (
-        Check("forward", 2, 2, "passed", "", "visible", "forward"),
-        Check("backward runs", 0, 1, "failed", "Backward failed. " + error("public", "2, 4"), "visible", "b"),
-        Check("gradients", 0, 3, "failed", error("train", "3, 5"), "after_due_date", "g"),
-        Check("gradcheck", 0, 1, "failed", error("gradcheck", "2, 3"), "visible", "gc"),
+        Check("forward", 2, 2, Status.PASSED, "", "visible", "forward"),
+        Check("backward runs", 0, 1, Status.FAILED, "Backward failed. " + error("public", "2, 4"), "visible", "b"),
+        Check("gradients", 0, 3, Status.FAILED, error("train", "3, 5"), "after_due_date", "g"),
+        Check("gradcheck", 0, 1, Status.FAILED, error("gradcheck", "2, 3"), "visible", "gc"),
     )
 
 
 def result(exercise, status, score, tests=(), output=None):
-    return Result(exercise, "", status, score, 10, output or f"{score:g}/10 points.", tests)
+    return Result(exercise, "", Status(status), score, 10, output or f"{score:g}/10 points.", tests)
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,7 @@ def graded_dir(tmp_path_factory):
     results_json(out, "eve__06_data_trap.ipynb", result("data_trap", "passed", 10, checks(True)))
     results_json(out, "data_trap_zed.py", result("data_trap", "malformed", 0, output="zed.py is empty."))
     results_json(out, "cleo__01_residual_add.ipynb", result("residual_add", "failed", 2, same_error_checks()))
-    tamper = Check("forward", 0, 2, "failed", "Your code raised TamperError: your code replaced parts of the grader "
+    tamper = Check("forward", 0, 2, Status.FAILED, "Your code raised TamperError: your code replaced parts of the grader "
                    "or of torch (torch.Tensor.backward)", "visible", "forward")
     results_json(out, "mallory__01_residual_add.ipynb", result("residual_add", "failed", 0, (tamper,)))
     forged = "0/10 points. Your code crashed the process that ran it: the report did not come from the grader's harness"
@@ -137,7 +138,7 @@ def report(graded_dir):
      "Ada Lovelace"),
 ])
 def test_whose_submission(data, student):
-    assert student_of(data) == student
+    assert student_of(Result.from_json({**result(data["exercise"], "failed", 0).to_json(), **data})) == student
 
 
 def test_one_student_one_row_whatever_the_lms_called_the_files(tmp_path):
@@ -172,13 +173,14 @@ def test_unreadable_results_are_skipped_and_said(tmp_path):
     graded, skipped = scan(tmp_path)
     assert [g.folder for g in graded] == ["ada__01_residual_add.ipynb"]
     assert sorted(line.split("/")[0] for line in skipped) == ["bad", "fifo", "link", "odd", "other"]
+    assert any(line.startswith("odd/") and "(`submission`: missing)" in line for line in skipped)  # says why
     paths = write_report(tmp_path, tmp_path / "report")
     assert "5 results.json file(s) could not be read" in paths["index"].read_text()
     assert len([w for w in paths["warnings"] if w.startswith("skipped")]) == 5
 
 
 def test_lms_gradebook_one_row_per_student(graded_dir):
-    rows = list(csv.reader(io.StringIO(gradebook_csv(gradebook(load(graded_dir))))))
+    rows = list(csv.reader(io.StringIO(student_gradebook_csv(gradebook(load(graded_dir))))))
     assert rows[0] == ["student", "residual_add", "data_trap", "total"]  # course order, not file order
     table = {r[0]: r[1:] for r in rows[1:]}
     assert table["ada"] == ["10", "10", "20"]
@@ -190,12 +192,12 @@ def test_lms_gradebook_one_row_per_student(graded_dir):
 
 
 def test_lms_gradebook_keeps_the_best_of_two_submissions():
-    def g(score, status="failed", late=False):
-        return Graded(f"s{score}", "ada", "data_trap", {"score": score, "status": status}, late=late)
+    def g(score, status=Status.FAILED, late=False):
+        return Graded(f"s{score}", "ada", Result("data_trap", f"s{score}", status, score, 10, ""), late=late)
 
     (row,) = gradebook([g(3), g(7, late=True), g(5)]).rows
     assert row.cell("data_trap").score == 7 and row.total == 7
-    (row,) = gradebook([g(3), g(0, "grader_error")]).rows  # the regrade might have scored more
+    (row,) = gradebook([g(3), g(0, Status.GRADER_ERROR)]).rows  # the regrade might have scored more
     assert row.cell("data_trap").status == "grader_error" and row.cell("data_trap").score is None
     assert row.total is None
 
@@ -225,13 +227,13 @@ def test_submission_page_escapes_everything_and_keeps_hidden_checks_hidden(repor
 
 def test_culprit_line_without_the_file(graded_dir):
     (graded,) = [g for g in load(graded_dir) if g.student == "dan"]
-    changed = dict(graded.data, submission_sha256="0" * 64)  # the file changed since grading
-    page = submission_page(Graded(graded.folder, "dan", "data_trap", changed), code_lines=None)
+    changed = replace(graded.result, extra={**graded.result.extra, "submission_sha256": "0" * 64})  # file changed
+    page = submission_page(Graded(graded.folder, "dan", changed), code_lines=None)
     assert "Culprit line(s) of your answer: 4" in page and 'class="code"' not in page
 
 
 def test_the_root_cause_is_shown_once_at_the_top(report):
-    feedback = root_cause(result("residual_add", "failed", 2, same_error_checks()).to_json())
+    feedback = root_cause(result("residual_add", "failed", 2, same_error_checks()))
     assert feedback.cause[0].startswith("Your code raised RuntimeError: one of the variables")
     assert feedback.cause[1:] == [SHARED, feedback.cause[2]] and feedback.cause_checks == 3
     assert [t["contexts"] for t in feedback.tests] == [
@@ -249,7 +251,7 @@ def test_the_root_cause_is_shown_once_at_the_top(report):
 
 def test_a_crash_says_its_cause_once(tmp_path):
     message = "Your code crashed the process that ran it: the process exited with status 0 before reporting"
-    tests = tuple(Check(name, 0, 2, "failed", message, "visible", "") for name in ("values", "same", "leaf"))
+    tests = tuple(Check(name, 0, 2, Status.FAILED, message, "visible", "") for name in ("values", "same", "leaf"))
     results_json(tmp_path, "frank__05_leaf_sgd.ipynb", result("leaf_sgd", "crashed", 0, tests, f"0/10 points. {message}"))
     paths = write_report(tmp_path, tmp_path / "r")
     text = (paths["students"] / "frank.html").read_text()
@@ -257,11 +259,15 @@ def test_a_crash_says_its_cause_once(tmp_path):
 
 
 def test_tampering_is_flagged():
-    flagged = {"status": "failed", "tests": [{"status": "failed", "output": "raised TamperError: ..."}]}
-    replaced = {"status": "failed", "tests": [{"status": "failed", "output": "your code replaced parts of the grader"}]}
-    forged = {"status": "crashed", "output": "the report did not come from the grader's harness", "tests": []}
-    honest = {"status": "crashed", "output": "the process exited with status 0 before reporting", "tests": []}
-    passed_mention = {"status": "passed", "tests": [{"status": "passed", "output": "TamperError"}]}
+    def graded(status, output="", check=None):
+        return Result("residual_add", "x.py", status, 0, 10, output,
+                      (Check("forward", 0, 2, *check, "visible"),) if check else ())
+
+    flagged = graded(Status.FAILED, check=(Status.FAILED, "raised TamperError: ..."))
+    replaced = graded(Status.FAILED, check=(Status.FAILED, "your code replaced parts of the grader"))
+    forged = graded(Status.CRASHED, "the report did not come from the grader's harness")
+    honest = graded(Status.CRASHED, "the process exited with status 0 before reporting")
+    passed_mention = graded(Status.PASSED, check=(Status.PASSED, "TamperError"))
     assert [tampering(d) for d in (flagged, replaced, forged, honest, passed_mention)] == [True, True, True, False, False]
 
 
@@ -388,7 +394,7 @@ def big_class(folder: Path, students: int = 300, seed: int = 0) -> None:
             (folder / name).mkdir(parents=True)
             (folder / name / "results.json").write_text(json.dumps({
                 "exercise": ex.id, "submission": name, "status": status, "score": score, "max_score": 10,
-                "output": f"{score}/10 points.", "tests": tests, "execution_time": 0.1}))
+                "output": f"{score}/10 points.", "tests": tests, "devices": ["cpu"], "execution_time": 0.1}))
 
 
 @pytest.fixture(scope="module")

@@ -26,8 +26,8 @@ Whose, in this order (`identify`):
 So one student stays one row whatever their downloads were called: on time, late or handed in again.
 
 results.json files are read with `files.read_bounded` (never through a link, never from a FIFO, never more
-than `RESULTS_LIMIT` bytes); one that cannot be read or is not the grader's is skipped and reported, the
-others still make the report.
+than `RESULTS_LIMIT` bytes) and `Result.from_json`; one that cannot be read or is not the grader's is skipped
+and reported (with the field that gave it away), the others still make the report.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from ..files import RefusedFile, read_bounded
-from ..result import STATUSES
+from ..result import Result, Status
 from .source import ExportError
 
 UNKNOWN_STUDENT = "(unknown)"
@@ -66,22 +66,22 @@ class Identity:
 class Graded:
     folder: str  # the submission's folder under the graded folder (its `submission` name)
     student: str
-    exercise: str
-    data: dict  # the results.json as written by the grader
+    result: Result  # its results.json, read back
     lms: str = ""
     lms_id: str = ""
     late: bool = False
 
     @property
-    def status(self) -> str:
-        return str(self.data.get("status", ""))
+    def exercise(self) -> str:
+        return self.result.exercise
+
+    @property
+    def status(self) -> Status:
+        return self.result.status
 
     @property
     def score(self) -> float:
-        try:
-            return float(self.data.get("score") or 0)
-        except (TypeError, ValueError):
-            return 0.0
+        return self.result.score
 
 
 def _lms_identity(part: str, is_folder: bool, safe_name: bool) -> Identity | None:
@@ -98,11 +98,11 @@ def _lms_identity(part: str, is_folder: bool, safe_name: bool) -> Identity | Non
     return None
 
 
-def identify(data: dict) -> Identity:
+def identify(result: Result) -> Identity:
     """Whose a results.json is, by the rules in this module's docstring."""
-    name = str(data.get("submission", ""))
-    path = data.get("submission_path")
-    original = PurePath(str(path)) if path else None
+    name = result.submission
+    path = result.extra.get("submission_path")  # text, where there is one (Result.from_json checks it)
+    original = PurePath(path) if path else None
     # The LMS's names, from the file as it was found (spaces kept), else from the submission's safe name.
     candidates = []
     if original is not None:
@@ -116,7 +116,7 @@ def identify(data: dict) -> Identity:
     if len(parts) > 1:
         return Identity(parts[0])  # a folder's name as it is: `group-2` is not a resubmission of `group`
     stem = PurePath(name).stem
-    exercise = str(data.get("exercise", ""))
+    exercise = result.exercise
     left = re.sub(rf"(\d+[_-]?)?{re.escape(exercise)}", "", stem) if exercise else stem
     left = _without_resubmission(left.strip("_-. ")).strip("_-. ")
     if left:
@@ -128,9 +128,9 @@ def _without_resubmission(text: str) -> str:
     return RESUBMITTED.sub(lambda m: m.group("ext") or "", text)
 
 
-def student_of(data: dict) -> str:
+def student_of(result: Result) -> str:
     """The student a results.json belongs to, by the rules in this module's docstring."""
-    return identify(data).student
+    return identify(result).student
 
 
 def _is_folder(path: Path) -> bool:
@@ -157,12 +157,13 @@ def scan(folder: Path) -> tuple[list[Graded], list[str]]:
         except (RefusedFile, OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
             skipped.append(f"{child.name}/results.json: not read ({e}); regrade that submission")
             continue
-        if not isinstance(data, dict) or not isinstance(data.get("exercise"), str) \
-                or not isinstance(data.get("tests"), list) or data.get("status") not in STATUSES:
-            skipped.append(f"{child.name}/results.json: not a results.json written by `autograder grade`")
+        try:
+            result = Result.from_json(data)
+        except ValueError as e:
+            skipped.append(f"{child.name}/results.json: not a results.json written by `autograder grade` ({e})")
             continue
-        who = identify(data)
-        graded.append(Graded(child.name, who.student, data["exercise"], data, who.lms, who.lms_id, who.late))
+        who = identify(result)
+        graded.append(Graded(child.name, who.student, result, who.lms, who.lms_id, who.late))
     return _disambiguate(graded), skipped
 
 
@@ -172,7 +173,7 @@ def _disambiguate(graded: list[Graded]) -> list[Graded]:
     for g in graded:
         if g.lms_id:
             ids.setdefault(g.student, set()).add(g.lms_id)
-    out = [Graded(g.folder, f"{g.student} ({g.lms_id})", g.exercise, g.data, g.lms, g.lms_id, g.late)
+    out = [Graded(g.folder, f"{g.student} ({g.lms_id})", g.result, g.lms, g.lms_id, g.late)
            if g.lms_id and len(ids.get(g.student, ())) > 1 else g for g in graded]
     return sorted(out, key=lambda g: (g.student, g.exercise, g.folder))
 

@@ -36,23 +36,23 @@ import jinja2
 
 from ..exercises import EXERCISES
 from ..files import RefusedFile, read_bounded, write_atomically
+from ..result import Result, Status
 from ..submission import MAX_BYTES as MAX_SUBMISSION_BYTES
 from ..submission import SubmissionError, answer_code
 from . import plots
 from .graded import Graded, scan
 from .lms import (
-    GRADER_ERROR,
     MISSING,
     Gradebook,
     Join,
     Row,
     gradebook,
-    gradebook_csv,
     join,
     lms_csv,
     lms_file_name,
     number,
     read_roster,
+    student_gradebook_csv,
 )
 from .source import ExportError
 from .templates import BASE, MACROS, OVERVIEW, STUDENT, SUBMISSION, TABLE
@@ -67,24 +67,28 @@ TOP_CHECKS = 10
 FILE_MODE = 0o644
 """Reports are for others to read (a teaching assistant, a web server): not mkstemp's 0600."""
 
-CODES = {"passed": "P", "failed": "F", "not_attempted": "NA", "timed_out": "TO", "crashed": "CR",
-         "malformed": "MF", "grader_error": "GE", MISSING: "–"}
-LABELS = {"passed": "passed", "failed": "failed", "not_attempted": "not attempted", "timed_out": "timed out",
-          "crashed": "crashed", "malformed": "malformed", "grader_error": "grader error", MISSING: "no submission"}
+CODES = {Status.PASSED: "P", Status.FAILED: "F", Status.NOT_ATTEMPTED: "NA", Status.TIMED_OUT: "TO",
+         Status.CRASHED: "CR", Status.MALFORMED: "MF", Status.GRADER_ERROR: "GE", MISSING: "–"}
+LABELS = {Status.PASSED: "passed", Status.FAILED: "failed", Status.NOT_ATTEMPTED: "not attempted",
+          Status.TIMED_OUT: "timed out", Status.CRASHED: "crashed", Status.MALFORMED: "malformed",
+          Status.GRADER_ERROR: "grader error", MISSING: "no submission"}
 MEANINGS = {
-    "passed": "full marks.",
-    "failed": "the code ran; some checks failed.",
-    "not_attempted": "the answer still raises NotImplementedError.",
-    "timed_out": "stopped when its time was up.",
-    "crashed": "the process died or exited before reporting, or sent a report that did not come from the "
-               "grader's harness.",
-    "malformed": "could not be read: invalid notebook, no answer cells, empty, a syntax error, not a file.",
-    "grader_error": "the grader itself failed: not the student's fault, no score yet; regrade.",
+    Status.PASSED: "full marks.",
+    Status.FAILED: "the code ran; some checks failed.",
+    Status.NOT_ATTEMPTED: "the answer still raises NotImplementedError.",
+    Status.TIMED_OUT: "stopped when its time was up.",
+    Status.CRASHED: "the process died or exited before reporting, or sent a report that did not come from the "
+                    "grader's harness.",
+    Status.MALFORMED: "could not be read: invalid notebook, no answer cells, empty, a syntax error, not a file.",
+    Status.GRADER_ERROR: "the grader itself failed: not the student's fault, no score yet; regrade.",
     MISSING: "nothing handed in for the exercise.",
 }
-LEGEND = ("passed", "failed", "not_attempted", "timed_out", "crashed", "malformed", "grader_error", MISSING)
-SEVERITY = ("grader_error", "crashed", "timed_out", "malformed", "not_attempted", MISSING, "failed", "passed")
+LEGEND = (*Status, MISSING)
+SEVERITY = (Status.GRADER_ERROR, Status.CRASHED, Status.TIMED_OUT, Status.MALFORMED, Status.NOT_ATTEMPTED, MISSING,
+            Status.FAILED, Status.PASSED)
 """Worst first: the order of `by_status.html`."""
+RAN = (Status.FAILED, Status.PASSED)
+"""A submission whose checks ran: which of them failed says something."""
 
 TAMPER_MARKERS = ("TamperError", "replaced parts of the grader", "replaced parts of torch")
 """What the grader's guard (runner/guard.py, harness.py) writes in a check it failed for tampering."""
@@ -106,14 +110,14 @@ def culprit_lines(text: str) -> list[int]:
     return sorted(set(found), key=found.index)
 
 
-def answer_lines(data: dict) -> list[str] | None:
+def answer_lines(result: Result) -> list[str] | None:
     """The graded answer code, line by line, if the submitted file is still there and unchanged."""
-    path = data.get("submission_path")
+    path = result.extra.get("submission_path")
     if not path:
         return None
     try:
         raw = read_bounded(path, MAX_SUBMISSION_BYTES)  # never follows a link, never blocks on a FIFO
-        if hashlib.sha256(raw).hexdigest() != data.get("submission_sha256"):
+        if hashlib.sha256(raw).hexdigest() != result.extra.get("submission_sha256"):
             return None  # changed since grading: its line numbers would not match the feedback
         return answer_code(path).code.splitlines()
     except (OSError, SubmissionError, ValueError, RefusedFile):
@@ -145,17 +149,6 @@ def student_pages(students: list[str]) -> dict[str, str]:
     return out
 
 
-def _num(x: object) -> str:
-    try:
-        return number(float(x or 0))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return "0"
-
-
-def _text(x: object) -> str:
-    return x if isinstance(x, str) else "" if x is None else str(x)
-
-
 # ---- one submission -----------------------------------------------------------------------------------------
 
 _CONTEXT = re.compile(r"^(?P<context>(?:[^.\n]{1,80}\. )?In scenario '[^'\n]*', [^:\n]*?): (?P<rest>\S.*)$")
@@ -181,11 +174,10 @@ class Feedback:
     tests: list[dict] = field(default_factory=list)
 
 
-def root_cause(data: dict) -> Feedback:
+def root_cause(result: Result) -> Feedback:
     """The submission's feedback with what several failed checks say in common (the root cause) taken out
     of each check and of the summary, to be shown once, at the top."""
-    tests = [t for t in data.get("tests", []) if isinstance(t, dict)]
-    outputs = [_text(t.get("output")) if t.get("status") == "failed" else "" for t in tests]
+    outputs = [t.output if t.status == Status.FAILED else "" for t in result.tests]
     seen = Counter(k for out in outputs for k in {_key(line) for line in out.splitlines() if line.strip()})
     common = {k for k, n in seen.items() if n >= 2}
     cause: list[str] = []
@@ -206,54 +198,54 @@ def root_cause(data: dict) -> Feedback:
             else:
                 kept.append(line)
         cleaned.append({"output": "\n".join(kept).strip(), "contexts": contexts, "same_cause": same})
-    summary = _text(data.get("output"))
+    summary = result.output
     for line in cause:
         summary = summary.replace(line, "")
     return Feedback(re.sub(r"\s+\n|\n\s+", "\n", summary).strip(), cause,
                     sum(1 for c in cleaned if c["same_cause"]), cleaned)
 
 
-def tampering(data: dict) -> bool:
+def tampering(result: Result) -> bool:
     """Whether the grader flagged the submission for tampering: a failed check about it, or a crash whose
     report did not come from the grader's harness."""
-    texts = [_text(t.get("output")) for t in data.get("tests", []) if isinstance(t, dict) and t.get("status") == "failed"]
+    texts = [t.output for t in result.tests if t.status == Status.FAILED]
     if any(marker in text for text in texts for marker in TAMPER_MARKERS):
         return True
-    return data.get("status") == "crashed" and any(FORGED_REPORT in text for text in [_text(data.get("output"))] + texts)
+    return result.status == Status.CRASHED and any(FORGED_REPORT in text for text in [result.output, *texts])
 
 
 def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool) -> dict:
     """What a page shows of one submission; `teacher=False` leaves out what only a teacher should see."""
-    data = graded.data
-    feedback = root_cause(data)
+    result = graded.result
+    feedback = root_cause(result)
     cause_lines = culprit_lines("\n".join(feedback.cause))
     tests, culprits = [], set(cause_lines)
-    for t, cleaned in zip([t for t in data.get("tests", []) if isinstance(t, dict)], feedback.tests):
-        lines = culprit_lines(_text(t.get("output"))) if t.get("status") == "failed" else []
+    for t, cleaned in zip(result.tests, feedback.tests):
+        lines = culprit_lines(t.output) if t.status == Status.FAILED else []
         culprits.update(lines)
-        hidden = t.get("visibility") != "visible"
+        hidden = t.visibility != "visible"
         tests.append({
-            "name": _text(t.get("name")), "status": t.get("status") if t.get("status") in CODES else "failed",
-            "hidden": hidden, "score": _num(t.get("score")), "max_score": _num(t.get("max_score")),
-            "description": "" if hidden else _text(t.get("description")),  # hidden: pass/fail and message only
+            "name": t.name, "status": t.status, "hidden": hidden, "score": number(t.score),
+            "max_score": number(t.max_score),
+            "description": "" if hidden else t.description,  # hidden: pass/fail and message only
             "lines": [n for n in lines if n not in cause_lines], **cleaned,
         })
-    culprits.update(culprit_lines(_text(data.get("output"))))
-    status = graded.status if graded.status in CODES else GRADER_ERROR
+    culprits.update(culprit_lines(result.output))
+    status = result.status
     summary = feedback.summary
-    if status == GRADER_ERROR and not teacher:
+    if status == Status.GRADER_ERROR and not teacher:
         summary = "Internal grading error: not your fault, and your teacher has been told. No score was given yet."
     exercise = EXERCISES.get(graded.exercise)
     return {
         "exercise": graded.exercise, "title": f"{exercise.number}. {exercise.title}" if exercise else graded.exercise,
-        "submission": _text(data.get("submission")) or graded.folder, "status": status, "late": graded.late,
-        "score": _num(data.get("score")), "max_score": _num(data.get("max_score")), "summary": summary,
+        "submission": result.submission or graded.folder, "status": status, "late": graded.late,
+        "score": number(result.score), "max_score": number(result.max_score), "summary": summary,
         "cause": feedback.cause, "cause_checks": feedback.cause_checks, "cause_lines": cause_lines,
         "tests": tests, "culprits": culprits, "code_lines": code_lines or [],
-        "path": _text(data.get("submission_path")) if teacher else "",
-        "traceback": _text(data.get("grader_traceback")) if teacher else "",
+        "path": result.extra.get("submission_path", "") if teacher else "",
+        "traceback": result.extra.get("grader_traceback", "") if teacher else "",
         "flags": ["tampering: the grader caught this code changing the grader or torch, or forging its report"]
-        if teacher and tampering(data) else [],
+        if teacher and tampering(result) else [],
     }
 
 
@@ -281,8 +273,8 @@ def student_page(row: Row, book: Gradebook, pages: dict[str, str], teacher: bool
             "score": "—" if cell.score is None else number(cell.score), "max_score": number(book.max_scores.get(e, 0)),
             "late": bool(counted and counted.late),
             "submission": submission_view(counted, code.get(counted.folder), teacher) if counted else None,
-            "others": [{"submission": _text(g.data.get("submission")) or g.folder, "page": pages[g.folder],
-                        "status": g.status if g.status in CODES else GRADER_ERROR, "score": _num(g.score), "late": g.late}
+            "others": [{"submission": g.result.submission or g.folder, "page": pages[g.folder],
+                        "status": g.status, "score": number(g.score), "late": g.late}
                        for g in cell.submissions if g is not counted],
         })
     total = row.total
@@ -302,17 +294,17 @@ def _anchor(exercise: str) -> str:
 def failing_counts(graded: list[Graded]) -> list[tuple[str, int]]:
     """(exercise: check, submissions failing it), most common first. Only submissions that ran and failed
     some checks count: an untouched or unreadable file fails every check and says nothing about which."""
-    counts = Counter(f"{g.exercise}: {t.get('name')}" for g in graded if g.status == "failed"
-                     for t in g.data.get("tests", []) if isinstance(t, dict) and t.get("status") == "failed")
+    counts = Counter(f"{g.exercise}: {t.name}" for g in graded if g.status == Status.FAILED
+                     for t in g.result.tests if t.status == Status.FAILED)
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _failed_checks(g: Graded) -> set[str]:
-    return {_text(t.get("name")) for t in g.data.get("tests", []) if isinstance(t, dict) and t.get("status") == "failed"}
+    return {t.name for t in g.result.tests if t.status == Status.FAILED}
 
 
 def _checks(g: Graded) -> set[str]:
-    return {_text(t.get("name")) for t in g.data.get("tests", []) if isinstance(t, dict)}
+    return {t.name for t in g.result.tests}
 
 
 def _exercise_list(exercises: list[str], book: Gradebook) -> str:
@@ -324,10 +316,10 @@ def _exercise_list(exercises: list[str], book: Gradebook) -> str:
 ATTENTION = (  # (key, label, why)
     ("tampering", "Flagged as tampering", "a check failed because the code changed the grader or torch, or the "
      "process sent a report of its own"),
-    ("crashed", "Crashed", "the process died or exited before reporting"),
-    ("timed_out", "Timed out", "stopped when its time was up"),
-    ("malformed", "Unreadable (malformed)", "invalid notebook, no answer cells, empty, a syntax error"),
-    ("not_attempted", "Not attempted", "handed in the exercise untouched"),
+    (Status.CRASHED, "Crashed", "the process died or exited before reporting"),
+    (Status.TIMED_OUT, "Timed out", "stopped when its time was up"),
+    (Status.MALFORMED, "Unreadable (malformed)", "invalid notebook, no answer cells, empty, a syntax error"),
+    (Status.NOT_ATTEMPTED, "Not attempted", "handed in the exercise untouched"),
     ("same_check", "Failing the same check everywhere", "the same check failed in every exercise they ran "
      "that has it (two or more)"),
 )
@@ -338,12 +330,12 @@ def student_attention(row: Row, book: Gradebook) -> dict[str, str]:
     found: dict[str, list[str]] = {}
     for e in book.exercises:
         cell = row.cell(e)
-        if any(tampering(g.data) for g in cell.submissions):
+        if any(tampering(g.result) for g in cell.submissions):
             found.setdefault("tampering", []).append(e)
-        if cell.status in ("crashed", "timed_out", "malformed", "not_attempted"):
+        if cell.status in (Status.CRASHED, Status.TIMED_OUT, Status.MALFORMED, Status.NOT_ATTEMPTED):
             found.setdefault(cell.status, []).append(e)
     reasons = {k: _exercise_list(v, book) for k, v in found.items()}
-    ran = [c.counted for c in row.cells.values() if c.counted and c.status in ("failed", "passed")]
+    ran = [c.counted for c in row.cells.values() if c.counted and c.status in RAN]
     names = set().union(*(_checks(g) for g in ran)) if ran else set()
     everywhere = []
     for name in sorted(names):
@@ -412,8 +404,8 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
     return _ENV.get_template("overview.html").render(
         n_submissions=len(graded), n_students=len(book.rows), exercises=book.exercises, roster=roster,
         grader_errors=[{"name": g.folder, "href": f"submissions/{report.pages[g.folder]}"}
-                       for g in graded if g.status == GRADER_ERROR],
-        skipped=report.skipped, legend=[s for s in LEGEND if s in present or s in ("passed", "failed")],
+                       for g in graded if g.status == Status.GRADER_ERROR],
+        skipped=report.skipped, legend=[s for s in LEGEND if s in present or s in RAN],
         attention=attention, missing_all=_roster_names(joined), missing_some=missing_some,
         statuses=statuses, per_exercise=per_exercise,
         score_plot=plots.score_distribution(scores, book.max_scores, titles),
@@ -426,7 +418,7 @@ def _failed_by_all(graded: list[Graded], at_least: int = 3) -> list[str]:
     found = []
     by_exercise: dict[str, list[Graded]] = {}
     for g in graded:
-        if g.status in ("failed", "passed"):
+        if g.status in RAN:
             by_exercise.setdefault(g.exercise, []).append(g)
     for e, ran in sorted(by_exercise.items()):
         if len(ran) >= at_least:
@@ -473,7 +465,7 @@ def table_page(report: ClassReport, page: str) -> str:
                           "title": f"{e}: {LABELS[cell.status]}"})
         total = row.total
         shown.append({"student": row.student, "href": href, "cells": cells, "group": heading,
-                      "total": GRADER_ERROR if total is None else number(total) if row.cells else "—"})
+                      "total": Status.GRADER_ERROR.value if total is None else number(total) if row.cells else "—"})
     present = {c["status"] for r in shown for c in r["cells"]}
     exercises = [{"id": e, "label": str(EXERCISES[e].number) if e in EXERCISES else e} for e in book.exercises]
     return _ENV.get_template("table.html").render(
@@ -529,7 +521,7 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
     report = ClassReport(graded, book, joined, {g.folder: page_name(g) for g in graded},
                          student_pages([r.student for r in book.rows]), skipped,
                          {r.student: reasons for r in book.rows if (reasons := student_attention(r, book))})
-    code = {g.folder: answer_lines(g.data) for g in graded}
+    code = {g.folder: answer_lines(g.result) for g in graded}
     warnings = [f"skipped {line}" for line in skipped]
     paths: dict = {"index": out / "index.html", "gradebook": out / "gradebook_lms.csv",
                    "submissions": out / "submissions", "students": out / "students", "lms": None,
@@ -548,7 +540,7 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
                                      roster_student.name if roster_student else ""))
             if for_students is not None:
                 files.write(for_students / page_name_ / "index.html", student_page(row, book, report.pages, False, code))
-        files.write(paths["gradebook"], gradebook_csv(book, _roster_names(joined)))
+        files.write(paths["gradebook"], student_gradebook_csv(book, _roster_names(joined)))
         if joined is not None:
             text, notes = lms_csv(book, joined)
             lms_file = lms_file_name(joined.roster)

@@ -51,11 +51,12 @@ from pathlib import Path
 
 from ..exercises import EXERCISES
 from ..files import RefusedFile, csv_cell, read_bounded
+from ..result import Status
 from .graded import Graded
 from .source import ExportError
 
 MISSING = "missing"
-GRADER_ERROR = "grader_error"
+"""A cell's status where the student handed nothing in; otherwise a cell's status is its submissions' Status."""
 LMS_NO_GRADE = "-"
 """What a grader error reads in the LMS files: not a number, and `no score` to both Canvas and Moodle."""
 ROSTER_LIMIT = 50_000_000
@@ -68,17 +69,17 @@ class Cell:
     submissions: tuple[Graded, ...] = ()
 
     @cached_property
-    def status(self) -> str:
+    def status(self) -> Status | str:
         if not self.submissions:
             return MISSING
-        if any(g.status == GRADER_ERROR for g in self.submissions):
-            return GRADER_ERROR
+        if any(g.status == Status.GRADER_ERROR for g in self.submissions):
+            return Status.GRADER_ERROR
         return self.counted.status  # type: ignore[union-attr]
 
     @cached_property
     def counted(self) -> Graded | None:
         """The submission whose score counts: the best, the latest among equals; None where missing."""
-        scored = [g for g in self.submissions if g.status != GRADER_ERROR]
+        scored = [g for g in self.submissions if g.status != Status.GRADER_ERROR]
         if not scored:
             return self.submissions[-1] if self.submissions else None
         return max(enumerate(scored), key=lambda item: (item[1].score, not item[1].late, item[0]))[1]
@@ -86,7 +87,7 @@ class Cell:
     @property
     def score(self) -> float | None:
         """None where there is no submission or a grader error: never a default 0."""
-        return None if self.status in (MISSING, GRADER_ERROR) else self.counted.score  # type: ignore[union-attr]
+        return None if self.status in (MISSING, Status.GRADER_ERROR) else self.counted.score  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class Row:
 
     @property
     def grader_errors(self) -> list[str]:
-        return [e for e, c in self.cells.items() if c.status == GRADER_ERROR]
+        return [e for e, c in self.cells.items() if c.status == Status.GRADER_ERROR]
 
     @property
     def total(self) -> float | None:
@@ -128,13 +129,7 @@ class Gradebook:
 def _max_score(exercise: str, graded: list[Graded]) -> float:
     if exercise in EXERCISES:
         return float(EXERCISES[exercise].max_score)
-    values = []
-    for g in graded:
-        try:
-            values.append(float(g.data.get("max_score") or 0))
-        except (TypeError, ValueError):
-            pass
-    return max(values, default=0.0)
+    return max((float(g.result.max_score) for g in graded), default=0.0)
 
 
 def gradebook(graded: list[Graded]) -> Gradebook:
@@ -157,8 +152,8 @@ def number(x: float) -> str:
     return f"{round(x, 2):g}"
 
 
-def gradebook_csv(book: Gradebook, also: list[str] | tuple[str, ...] = ()) -> str:
-    """CSV with the header `student, <exercise ids in course order>, total`; `also` adds rows with empty
+def student_gradebook_csv(book: Gradebook, also: list[str] | tuple[str, ...] = ()) -> str:
+    """gradebook_lms.csv, one row per student: the header `student, <exercise ids in course order>, total`; `also` adds rows with empty
     cells (roster students without a submission). Text cells through csv_cell (no formulas: a student or
     exercise named `=HYPERLINK(...)` stays text)."""
     buffer = io.StringIO()
@@ -168,10 +163,10 @@ def gradebook_csv(book: Gradebook, also: list[str] | tuple[str, ...] = ()) -> st
         cells = []
         for e in book.exercises:
             cell = row.cell(e)
-            cells.append(GRADER_ERROR if cell.status == GRADER_ERROR else
+            cells.append(Status.GRADER_ERROR.value if cell.status == Status.GRADER_ERROR else
                          "" if cell.score is None else number(cell.score))
         total = row.total
-        writer.writerow([csv_cell(row.student), *cells, GRADER_ERROR if total is None else number(total)])
+        writer.writerow([csv_cell(row.student), *cells, Status.GRADER_ERROR.value if total is None else number(total)])
     for student in also:
         writer.writerow([csv_cell(student), *("" for _ in book.exercises), ""])
     return buffer.getvalue()
@@ -429,7 +424,7 @@ def _lms_cell(row: Row | None, column: Column, maximum: float) -> str:
     if row is None:
         return ""
     cell = row.cell(column.exercise)
-    if cell.status == GRADER_ERROR:
+    if cell.status == Status.GRADER_ERROR:
         return LMS_NO_GRADE
     if cell.score is None:
         return ""

@@ -18,14 +18,16 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from ..result import Status
+
 WIDTH = 10.0  # inches: about the page's width
 STYLE = {  # status -> (label, face colour, hatch)
-    "passed": ("passed", "#228833", ""),
-    "failed": ("failed", "#CCBB44", "//"),
-    "not_attempted": ("not attempted", "#BBBBBB", ".."),
-    "timed_out": ("timed out", "#66CCEE", "xx"),
-    "crashed": ("crashed", "#EE6677", "\\\\"),
-    "malformed": ("malformed", "#AA3377", "++"),
+    Status.PASSED: ("passed", "#228833", ""),
+    Status.FAILED: ("failed", "#CCBB44", "//"),
+    Status.NOT_ATTEMPTED: ("not attempted", "#BBBBBB", ".."),
+    Status.TIMED_OUT: ("timed out", "#66CCEE", "xx"),
+    Status.CRASHED: ("crashed", "#EE6677", "\\\\"),
+    Status.MALFORMED: ("malformed", "#AA3377", "++"),
 }
 """How each status is drawn. grader_error has no score to plot (the overview counts it in its table)."""
 
@@ -43,7 +45,7 @@ def _svg(fig: Figure, salt: str) -> str:
     return text[text.index("<svg"):]  # inline: drop the XML prolog and DOCTYPE
 
 
-def score_distribution(scores: dict[str, list[tuple[float, str]]], max_scores: dict[str, float],
+def score_distribution(scores: dict[str, list[tuple[float, Status]]], max_scores: dict[str, float],
                        titles: dict[str, str] | None = None) -> str:
     """One histogram per exercise (how many students got each score), each bar stacked by status."""
     titles = titles or {}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..result import Status
 from .names import pseudonym as new_pseudonym
 from .schema import DOTTED, MAX_SEAT, STATUSES, anonymise_line, parse
 
@@ -152,12 +153,12 @@ def payload(result: Any, run_report: Any, session: Session | None) -> dict:
     data = {
         "v": 1, "pseudonym": session.pseudonym if session else "(drawn-when-you-join-00)",
         "seat": session.seat if session else "", "exercise": result.exercise,
-        "status": result.status if result.status in STATUSES else "failed",
-        "checks": [{"name": t.name, "passed": t.status == "passed"} for t in result.tests
+        "status": (result.status if result.status in STATUSES else Status.FAILED).value,
+        "checks": [{"name": t.name, "passed": t.status == Status.PASSED} for t in result.tests
                    if t.visibility == "visible"][:16],
         "error": error, "op": op,
     }
-    if session and session.share_line and line and result.status != "passed":
+    if session and session.share_line and line and result.status != Status.PASSED:
         data["line"] = anonymise_line(line)
     return data
 

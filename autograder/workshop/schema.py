@@ -12,10 +12,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ..result import Status
+
 MAX_BODY = 4096
 """Bytes of one report's JSON; the server's HTTP layer refuses larger bodies before reading them."""
 
-STATUSES = ("passed", "failed", "not_attempted")
+STATUSES = (Status.PASSED, Status.FAILED, Status.NOT_ATTEMPTED)
+"""What a report may say; the client sends any other status of a check() as FAILED."""
 MAX_CHECKS = 16
 MAX_SEAT = 40
 MAX_LINE = 160
@@ -36,7 +39,7 @@ class SchemaError(ValueError):
 class Report:
     pseudonym: str
     exercise: str
-    status: str
+    status: Status  # one of STATUSES
     checks: tuple[tuple[str, bool], ...]
     seat: str = ""
     error: str | None = None
@@ -45,7 +48,7 @@ class Report:
 
     def to_json(self) -> dict:
         return {"v": 1, "pseudonym": self.pseudonym, "seat": self.seat, "exercise": self.exercise,
-                "status": self.status, "checks": [{"name": n, "passed": p} for n, p in self.checks],
+                "status": self.status.value, "checks": [{"name": n, "passed": p} for n, p in self.checks],
                 "error": self.error, "op": self.op, "line": self.line}
 
 
@@ -106,7 +109,7 @@ def parse(body: bytes, exercises: tuple[str, ...]) -> Report:
     return Report(
         pseudonym=_text(data, "pseudonym", 30, PSEUDONYM),
         exercise=exercise,
-        status=status,
+        status=Status(status),
         checks=tuple(parsed),
         seat=(_text(data, "seat", MAX_SEAT, optional=True) or "").strip(),
         error=_text(data, "error", 80, DOTTED, optional=True),

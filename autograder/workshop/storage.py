@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..result import Status
 from .schema import Report
 
 SCHEMA = """
@@ -58,7 +59,7 @@ class Store:
     def record(self, report: Report, now: float) -> None:
         """Adds one validated report: the log row, the participant, their progress, the culprit line."""
         failing = json.dumps([name for name, passed in report.checks if not passed])
-        failed = report.status == "failed"
+        failed = report.status == Status.FAILED
         line_id = None
         with self.db:
             self.db.execute("BEGIN")
@@ -85,7 +86,7 @@ class Store:
                 "passed_t = coalesce(passed_t, excluded.passed_t), failing = excluded.failing, "
                 "error = excluded.error, op = excluded.op",
                 (pid, report.exercise, report.status, int(failed), now, now if failed else None,
-                 now if report.status == "passed" else None, failing, report.error, report.op))
+                 now if report.status == Status.PASSED else None, failing, report.error, report.op))
 
     # --- reading -------------------------------------------------------------------------------------
     def progress(self) -> list[sqlite3.Row]:
