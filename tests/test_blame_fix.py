@@ -16,7 +16,7 @@ import torch
 from autograder import trials as trial_plan
 from autograder.blame import explain, locate, report_of
 from autograder.blame.suggest import suggest, suggest_from_line, suggestions
-from autograder.blame.verify import compare
+from autograder.blame.verify import compare, reference, verify
 from autograder.exercises import get
 from autograder.export.html import culprit_lines
 from autograder.feedback import explain as feedback
@@ -145,8 +145,16 @@ def test_explain_shows_the_suggestion_beside_the_culprit(capsys):
     assert "+    h = h + torch.ones(3, 4)  # culprit" in out
 
 
-def recording(grads, final, error=None, status=0, float64=True):
+def recording(grads, final, error=None, status=0, float64=True, reached=None, steps=()):
+    """What gradients.py records: `reached` the leaves each pass reached (all by default), `steps` the
+    optimizer steps as (leaf indices of its parameters, their gradients)."""
+    counts = {}
+    for params, _ in steps:
+        counts[tuple(params)] = counts.get(tuple(params), 0) + 1
     return {"status": status, "count": len(grads), "backwards": grads, "final": final, "float64": float64,
+            "reached": reached if reached is not None else [list(range(len(final)))] * len(grads),
+            "steps": [{"params": list(p), "grads": g} for p, g in steps],
+            "step_counts": [[list(k), n] for k, n in counts.items()],
             "shapes": [tuple(t.shape) for t in final], "error": error, "out_of_place_calls": None}
 
 
@@ -161,6 +169,28 @@ def test_gradients_are_compared_leaf_by_leaf_with_a_named_tolerance():
     assert not compare(ref, recording([], [], error=inplace, status=1)).error_gone
     assert "cannot verify" in compare(recording([], [], error=inplace, status=1), ref).detail
     assert "reach other leaf tensors" in compare(ref, recording([[a]], [a])).detail
+
+
+def test_with_optimizers_the_gradients_each_step_uses_are_compared():
+    """Leaf 0 is a parameter of an optimizer, leaf 1 an input with requires_grad that none steps."""
+    w, x = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([3.0], dtype=torch.float64)
+    ref = recording([[w, x], [w * 3, x]], [w, x], steps=[([0], [w * 3])])
+    # the second pass no longer reaches the parameter (`inputs=`): its .grad differs, and no step sees it
+    unreached = recording([[w, x], [w, x]], [w, x], reached=[[0, 1], [1]], steps=[([0], [w * 3])])
+    assert compare(ref, unreached).verified, compare(ref, unreached).detail
+    assert "the gradients each of the 1 optimizer step used" in compare(ref, unreached).detail
+    # ... but the step that follows it uses another gradient
+    used = recording([[w, x], [w, x]], [w, x], reached=[[0, 1], [1]], steps=[([0], [w])])
+    assert "leaf tensor 0 [2] differs at step 1 of optimizer 1 by up to 4" in compare(ref, used).detail
+    # a pass that reaches the parameter in both runs is compared after it, step or no step
+    reached = recording([[w, x], [w, x]], [w, x], steps=[([0], [w * 3])])
+    assert "leaf tensor 0 [2] differs after backward 2" in compare(ref, reached).detail
+    # a leaf no optimizer steps is compared after every pass, reached or not
+    input_grad = recording([[w, x], [w * 3, x * 0]], [w, x], reached=[[0, 1], [0]], steps=[([0], [w * 3])])
+    assert "leaf tensor 1 [1] differs after backward 2" in compare(ref, input_grad).detail
+    # the same optimizers, as many times
+    twice = recording([[w, x], [w * 3, x]], [w, x], steps=[([0], [w * 3]), ([0], [w * 3])])
+    assert "its optimizers step other parameters, or another number of times" in compare(ref, twice).detail
 
 
 def blame_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -210,19 +240,154 @@ loss2.backward()  # needs the parameters before the step
 opt.step()
 """
 
+GAN = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+G = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 3))
+D = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1), nn.Sigmoid())
+opt_G = torch.optim.Adam(G.parameters(), lr=0.01)
+opt_D = torch.optim.Adam(D.parameters(), lr=0.01)
+for step in range(2):
+    fake = G(torch.randn(5, 2))
+    p_real, p_fake = D(torch.randn(5, 3)), D(fake)
+    D_loss = -torch.mean(torch.log(p_real) + torch.log(1 - p_fake))
+    G_loss = torch.mean(torch.log(1 - p_fake))
+    opt_D.zero_grad()
+    D_loss.backward(retain_graph=True)
+    opt_D.step()  # G_loss's graph went through D before this step
+    opt_G.zero_grad()
+    G_loss.backward()
+    opt_G.step()
+"""
+"""pytorch/pytorch#39141 made small: D's step between D_loss's backward and G_loss's, through the old D."""
+
+FACTOR_VAE = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+torch.manual_seed(0)
+enc = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+D = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 2))
+opt_E = torch.optim.Adam(enc.parameters(), lr=0.01)
+opt_D = torch.optim.Adam(D.parameters(), lr=0.01)
+labels = torch.zeros(5, dtype=torch.long)
+for step in range(2):
+    z = enc(torch.randn(5, 4))
+    d_z = D(z)
+    enc_loss = z.pow(2).mean() + d_z.mean()
+    opt_E.zero_grad()
+    enc_loss.backward(retain_graph=True)
+    opt_E.step()
+    d_loss = F.cross_entropy(d_z, labels)
+    opt_D.zero_grad()
+    d_loss.backward()
+    opt_D.step()
+"""
+"""1Konny/FactorVAE#15 made small: d_loss trains D alone, but its backward also flows into the stepped encoder."""
+
+ACCUMULATED = FACTOR_VAE.replace("    opt_E.zero_grad()\n", "").replace("for step", "opt_E.zero_grad()\nfor step")
+"""The same, but the encoder's gradients are zeroed once: its second step uses what d_loss's backward added
+to them in the first iteration, so keeping that backward to D's parameters changes the training."""
+
+
+def step_report(text: str, step: str) -> dict:
+    line = text.splitlines().index(step) + 1
+    return {"culprit": {"op": "torch._foreach_add_", "file": "train.py", "line": line, "code": step.strip()}}
+
+
+def test_the_later_backward_is_kept_to_the_next_optimizers_parameters():
+    found, _ = suggestions(step_report(FACTOR_VAE, "    opt_E.step()"), read={"train.py": FACTOR_VAE}.get)
+    assert [s.kind for s in found] == ["restrict_backward", "move_step"]
+    assert found[0].rewrite.text == FACTOR_VAE.replace("d_loss.backward()", "d_loss.backward(inputs=list(D.parameters()))")
+    assert found[1].rewrite.text == FACTOR_VAE.replace("    opt_E.step()\n", "").replace(
+        "    d_loss.backward()\n", "    d_loss.backward(inputs=list(D.parameters()))\n    opt_E.step()\n")
+
+    found, _ = suggestions(step_report(GAN, "    opt_D.step()  # G_loss's graph went through D before this step"),
+                           read={"train.py": GAN}.get)
+    moved = GAN.replace("    opt_D.step()  # G_loss's graph went through D before this step\n", "").replace(
+        "    G_loss.backward()\n", "    G_loss.backward(inputs=list(G.parameters()))\n"
+        "    opt_D.step()  # G_loss's graph went through D before this step\n")
+    assert [s.kind for s in found] == ["restrict_backward", "move_step"] and found[1].rewrite.text == moved
+    assert "`opt_D.step()` sees only the gradients it saw before" in found[1].why
+
+
+def test_inputs_is_added_to_the_call_as_written():
+    """Other arguments and the call's layout stay; an optimizer not built from `X.parameters()` once in the file
+    is asked for its parameters; one optimizer (both losses train the same parameters) gets no rewrite."""
+    text = GAN.replace("    G_loss.backward()\n", "    G_loss.backward(\n        retain_graph=False,\n    )\n").replace(
+        "opt_G = torch.optim.Adam(G.parameters(), lr=0.01)", "opt_G = torch.optim.Adam([*G.parameters()], lr=0.01)")
+    found, _ = suggestions(step_report(text, "    opt_D.step()  # G_loss's graph went through D before this step"),
+                           read={"train.py": text}.get)
+    assert found[0].rewrite.text == text.replace("        retain_graph=False,\n", "        retain_graph=False,\n"
+                                                 '        inputs=[p for group in opt_G.param_groups for p in group["params"]],\n')
+    found, words = suggestions(step_report(STEP_BETWEEN_BACKWARDS, "opt.step()"),
+                               read={"train.py": STEP_BETWEEN_BACKWARDS}.get)
+    assert found == [] and "Two fixes, two different maths" in words.why
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "kind", "fixed"), [
+    (FACTOR_VAE, "restrict_backward",
+     FACTOR_VAE.replace("d_loss.backward()", "d_loss.backward(inputs=list(D.parameters()))")),
+    (GAN, "move_step", GAN.replace("    opt_D.step()  # G_loss's graph went through D before this step\n", "").replace(
+        "    G_loss.backward()\n", "    G_loss.backward(inputs=list(G.parameters()))\n"
+        "    opt_D.step()  # G_loss's graph went through D before this step\n")),
+], ids=["factor_vae", "gan"])
+def test_fix_keeps_a_later_backward_to_the_next_optimizer(source, kind, fixed, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    done = blame_cli("--fix", "--json", script.name, cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    fix = json.loads(done.stdout)["fix"]
+    assert fix["verified"] is True and fix["kind"] == kind, fix
+    assert "the gradients each of the 4 optimizer steps used" in fix["verification"]
+    assert script.read_text() == fixed and (tmp_path / "train.py.orig").read_text() == source
+    assert subprocess.run([sys.executable, script.name], cwd=tmp_path, capture_output=True).returncode == 0
+
+
+@pytest.mark.slow
+def test_moving_the_step_alone_is_not_verified(tmp_path):
+    """D's step would use D_loss's gradients and G_loss's: the criterion sees it at D's first step."""
+    (tmp_path / "gan.py").write_text(GAN)
+    (tmp_path / "moved.py").write_text(GAN.replace(
+        "    opt_D.step()  # G_loss's graph went through D before this step\n", "").replace(
+        "    G_loss.backward()\n", "    G_loss.backward()\n    opt_D.step()\n"))
+    ref = reference(str(tmp_path / "gan.py"), [], "reference")
+    verdict, _ = verify(str(tmp_path / "moved.py"), [], ref)
+    assert verdict.error_gone and not verdict.verified
+    assert "differs at step 1 of optimizer 1" in verdict.detail, verdict.detail
+
 
 @pytest.mark.slow
 def test_fix_restores_the_file_when_no_rewrite_is_verified(tmp_path):
-    script = tmp_path / "two_losses.py"
-    script.write_text(STEP_BETWEEN_BACKWARDS)
+    script = tmp_path / "train.py"
+    script.write_text(ACCUMULATED)
     before = script.stat().st_mtime_ns
     done = blame_cli("--fix", script.name, cwd=tmp_path)
     assert done.returncode == 3, done.stdout[-3000:]
-    assert "Tried (move_step) two_losses.py:11: not kept:" in done.stdout  # it was written, run, and undone
+    for kind, line in (("restrict_backward", 20), ("move_step", 17)):  # written, run, and undone
+        assert f"Tried ({kind}) train.py:{line}: not kept: leaf tensor" in done.stdout, done.stdout[-3000:]
+    assert "differs at step 2 of optimizer 1" in done.stdout  # the encoder's second step
+    assert "Not fixed: no rewrite could be verified, so no file was changed." in done.stdout
+    assert script.read_text() == ACCUMULATED and script.stat().st_mtime_ns == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]  # no backup left behind
+
+
+@pytest.mark.slow
+def test_fix_with_one_optimizer_gives_words_and_exits_3(tmp_path):
+    """thuml/Anomaly-Transformer#1's minimax: both losses train the same parameters, no rewrite keeps the maths."""
+    script = tmp_path / "two_losses.py"
+    script.write_text(STEP_BETWEEN_BACKWARDS)
+    done = blame_cli("--fix", script.name, cwd=tmp_path)
+    assert done.returncode == 3, done.stdout[-3000:]
+    assert "Tried" not in done.stdout
     assert "Not fixed: no rewrite could be verified, so no file was changed." in done.stdout
     assert "run the forward again after the step" in done.stdout
-    assert script.read_text() == STEP_BETWEEN_BACKWARDS and script.stat().st_mtime_ns == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["two_losses.py"]  # no backup left behind
+    assert script.read_text() == STEP_BETWEEN_BACKWARDS
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["two_losses.py"]
 
 
 def test_fix_without_any_rewrite_exits_3_with_the_words(tmp_path):

@@ -3,8 +3,11 @@
     python -m autograder.blame.gradients --mode MODE --out FILE [--float64] SCRIPT [ARGS...]
 
 After each call of `torch.autograd.backward` (so `loss.backward()` too) it records the `.grad` of every leaf
-tensor the backward could reach (found by walking the graph from the roots: parameters, inputs with
-`requires_grad`), and at the end the values of those leaves (so a different optimizer update shows). Modes:
+tensor seen so far, and which leaves that pass reached (found by walking the graph from the roots:
+parameters, inputs with `requires_grad`; with `inputs=`, only those of them the pass accumulates into).
+Before each optimizer step (a global step pre-hook: every `torch.optim` optimizer) it records the `.grad` of
+each parameter of that optimizer: what the step uses. At the end, the values of every leaf (so a different
+update shows). Modes:
 
 - `plain`: the program as written, under the locator (a remaining in-place error names its culprit).
 - `reference`: every tensor autograd saves is cloned as it is saved, so no later write reaches it: each op's
@@ -32,6 +35,7 @@ from typing import Any
 
 import torch
 from torch.autograd.graph import saved_tensors_hooks
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.overrides import TorchFunctionMode
 
 from .frames import UserFrames
@@ -40,14 +44,21 @@ from .locator import PREFIX, Locator, op_name, report_of
 MAX_BACKWARDS = 8
 """Backward passes recorded; later ones are counted, not recorded."""
 
+MAX_STEPS = 8
+"""Steps recorded for each optimizer; later ones are counted, not recorded."""
+
 
 class Recorder:
-    """Wraps `torch.autograd.backward`: leaves found from the roots, their gradients after each call."""
+    """Wraps `torch.autograd.backward`: leaves found from the roots, their gradients after each call, the
+    leaves each call reached; and, before each optimizer step, the gradients of that optimizer's parameters."""
 
     def __init__(self, truncate: bool) -> None:
         self.leaves: list[torch.Tensor] = []
-        self._known: set[int] = set()
+        self._known: dict[int, int] = {}
         self.backwards: list[list[torch.Tensor | None]] = []
+        self.reached: list[list[int]] = []
+        self.steps: list[dict[str, Any]] = []
+        self.step_counts: dict[tuple[int, ...], int] = {}
         self.count = 0
         self.truncate = truncate
         self._boundary: int | None = None
@@ -56,9 +67,14 @@ class Recorder:
             raise RuntimeError("this PyTorch has no sequence numbers: the truncated reference cannot be made")
 
     def wrap(self, backward: Any) -> Any:
+        signature = inspect.signature(backward)
+
         def recorded(tensors: Any, *args: Any, **kwargs: Any) -> Any:
             roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
-            nodes = self._walk(roots)
+            nodes, reached = self._walk(roots)
+            inputs = _inputs(signature, tensors, args, kwargs)
+            if inputs is not None:  # the pass accumulates into these alone
+                reached = [i for i in reached if id(self.leaves[i]) in inputs]
             hooks = self._truncate(nodes)
             try:
                 return backward(tensors, *args, **kwargs)
@@ -68,14 +84,22 @@ class Recorder:
                 self.count += 1
                 if len(self.backwards) < MAX_BACKWARDS:
                     self.backwards.append([_float64(leaf.grad) for leaf in self.leaves])
+                    self.reached.append(reached)
         return recorded
 
-    def _walk(self, roots: list[torch.Tensor]) -> list[Any]:
-        """Every node reachable from the roots; registers the leaves in the order first reached."""
+    def step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        """A global optimizer step pre-hook: the gradients the step is about to use."""
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        key = tuple(self._register(p) for p in params)
+        self.step_counts[key] = self.step_counts.get(key, 0) + 1
+        if self.step_counts[key] <= MAX_STEPS:
+            self.steps.append({"params": list(key), "grads": [_float64(p.grad) for p in params]})
+
+    def _walk(self, roots: list[torch.Tensor]) -> tuple[list[Any], list[int]]:
+        """Every node reachable from the roots, and the leaves reached; registers them in the order first reached."""
         stack = [r.grad_fn for r in reversed(roots) if isinstance(r, torch.Tensor) and r.grad_fn is not None]
-        for r in roots:
-            if isinstance(r, torch.Tensor) and r.requires_grad and r.grad_fn is None:
-                self._register(r)
+        reached = [self._register(r) for r in roots
+                   if isinstance(r, torch.Tensor) and r.requires_grad and r.grad_fn is None]
         seen: dict[int, Any] = {}
         while stack:
             node = stack.pop()
@@ -84,15 +108,17 @@ class Recorder:
             seen[id(node)] = node
             variable = getattr(node, "variable", None)
             if isinstance(variable, torch.Tensor):
-                self._register(variable)
+                reached.append(self._register(variable))
                 continue
             stack.extend(n for n, _ in reversed(node.next_functions) if n is not None)
-        return list(seen.values())
+        return list(seen.values()), sorted(set(reached))
 
-    def _register(self, leaf: torch.Tensor) -> None:
+    def _register(self, leaf: torch.Tensor) -> int:
+        """The leaf's index, given in the order first seen."""
         if id(leaf) not in self._known:
-            self._known.add(id(leaf))
+            self._known[id(leaf)] = len(self.leaves)
             self.leaves.append(leaf)  # kept alive: ids stay unique
+        return self._known[id(leaf)]
 
     def _truncate(self, nodes: list[Any]) -> list[Any]:
         """For `truncated`: zero the gradient entering any node made before the previous backward began."""
@@ -106,7 +132,8 @@ class Recorder:
 
     def result(self, status: int, error: BaseException | None, float64: bool) -> dict[str, Any]:
         report = report_of(error) if error is not None else None
-        return {"status": status, "count": self.count, "backwards": self.backwards,
+        return {"status": status, "count": self.count, "backwards": self.backwards, "reached": self.reached,
+                "steps": self.steps, "step_counts": [[list(key), n] for key, n in self.step_counts.items()],
                 "shapes": [tuple(leaf.shape) for leaf in self.leaves],
                 "final": [_float64(leaf) for leaf in self.leaves], "float64": float64,
                 "error": None if error is None else {
@@ -151,6 +178,19 @@ def _out_of_place(func: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple, dic
     return None
 
 
+def _inputs(signature: inspect.Signature, tensors: Any, args: tuple, kwargs: dict) -> set[int] | None:
+    """The ids of the tensors in a backward call's `inputs=`; None when it is not given, or holds anything but
+    tensors (a `GradientEdge`), or the call does not bind: then every leaf the pass reaches counts as reached."""
+    try:
+        value = signature.bind(tensors, *args, **kwargs).arguments.get("inputs")
+    except TypeError:  # the call itself raises it, in torch's words
+        return None
+    if value is None:
+        return None
+    values = [value] if isinstance(value, torch.Tensor) else list(value.values() if isinstance(value, dict) else value)
+    return {id(v) for v in values} if all(isinstance(v, torch.Tensor) for v in values) else None
+
+
 def _zeros(grad_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(None if g is None else torch.zeros_like(g) for g in grad_outputs)
 
@@ -193,6 +233,7 @@ def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: str 
     recorder = Recorder(truncate=mode == "truncated")
     original = torch.autograd.backward
     torch.autograd.backward = recorder.wrap(original)
+    step_hook = register_optimizer_step_pre_hook(recorder.step)
     sys.argv = [path, *argv]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     status, error = 0, None
@@ -205,6 +246,7 @@ def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: str 
         status, error = 1, e
     finally:
         torch.autograd.backward = original
+        step_hook.remove()
     result = recorder.result(status, error, float64)
     result["out_of_place_calls"] = culprit.count if culprit else None
     return result

@@ -1,19 +1,27 @@
-"""When the culprit is an optimizer step: a state carried across steps is detached; otherwise, words.
+"""When the culprit is an optimizer step: a state carried across steps is detached; a later backward is kept
+to the parameters the next optimizer steps; otherwise, words.
 
 `opt.step()` writes into parameters that an older graph saved. Two programs do that:
 - a recurrent state (`out, h = rnn(x, h)`) carries the previous step's graph into the next backward, which
   `retain_graph=True` let through: detach the state at the start of each step (truncated backpropagation
   through time). The rewrite promises the "truncated" contract (verify.py), not the same gradients.
-- two backward passes through one graph with a step between them (GANs, two losses): moving the step after
-  the later backward, or running the forward again after the step, are different maths. The move is offered
-  and kept only if re-running shows the same gradients and parameters; otherwise the words say which is which.
+- two backward passes through one graph with a step between them (GANs, two losses). When another
+  optimizer steps after the later backward (`opt_G.step()` after `G_loss.backward()`), that backward need
+  only reach its parameters: `inputs=list(G.parameters())` is added to it, with the step where it is
+  (`restrict_backward`), then, for when the path to them still goes through the stepped parameters, with
+  the step moved after that backward (`move_step`), where it still sees only the gradients it saw before.
+  Both mean to keep what each step uses; what they change is the `.grad` of the other parameters, which
+  that backward no longer adds to: they are kept only if re-running shows the same gradients at every
+  step and the same final values (verify.py). With one optimizer (both losses train the same parameters)
+  no rewrite keeps the maths: moving the step, or running the forward again after it, are different
+  trainings, and the words say which is which.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from .cst_edit import Source, names_read, parsed, plain_code, statement
+from .cst_edit import Source, expression, names_read, parsed, plain_code, statement, walk
 from .culprit import Culprit, Read, Rewrite
 
 
@@ -30,8 +38,7 @@ def step_words(c: Culprit, step: str, later: tuple[str, int] | None) -> str:
             f"{later_text} if those gradients should come from the parameters the forward used (the step then also "
             f"sees what that backward adds to their gradients), or run the forward again after the step"
             f"{forward} if they should come from the new parameters, as most GAN and multi-loss code does. "
-            f"Which one is a choice about the training, so it is written only if re-running shows the "
-            f"gradients unchanged.")
+            f"Which one is a choice about the training, so neither is written for you.")
 
 
 def later_backward(src: Source, step: cst.SimpleStatementLine) -> tuple[str, int] | None:
@@ -51,7 +58,7 @@ def _next_backward(src: Source, step: cst.SimpleStatementLine) -> tuple[cst.Inde
 
 
 def step_rewrites(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, read: Read) -> list[Rewrite]:
-    return _detach_state(c, src, stmt, read) + _move_step(c, src, stmt)
+    return _detach_state(c, src, stmt, read) + _restrict(c, src, stmt)
 
 
 def _detach_state(c: Culprit, src: Source, step: cst.SimpleStatementLine, read: Read) -> list[Rewrite]:
@@ -152,18 +159,96 @@ def _detach_forms(state: list[str], lstm: bool) -> list[str]:
     return [pair, tensor] if lstm else [tensor, pair]
 
 
-def _move_step(c: Culprit, src: Source, step: cst.SimpleStatementLine) -> list[Rewrite]:
-    """The step moved after the next statement of its block that calls `.backward(`."""
+def _restrict(c: Culprit, src: Source, step: cst.SimpleStatementLine) -> list[Rewrite]:
+    """The later backward kept, with `inputs=`, to the parameters of the optimizer that steps after it (not the
+    culprit's): first with the culprit step where it is, then with the step moved after that backward."""
     found = _next_backward(src, step)
     if found is None:
         return []
     block, at, later = found
+    backward = block.body[later]
+    call = _backward_call(backward)
+    stepper = _next_stepper(src, block, later)
+    own = _stepper(step)
+    if call is None or stepper is None or own is None or stepper == own:
+        return []
+    params = _parameters(src, stepper, backward)
+    restricted = call.with_changes(args=_with_inputs(call, expression(params)))
+    step_code, backward_code = _code(step), _code(backward)
+    rest = "the other parameters' `.grad` misses that backward's share (re-running checks that no step used it)"
     body = list(block.body)
-    moved = body[:at] + body[at + 1:later + 1] + [step] + body[later + 1:]
-    why = (f"`{_code(step)}` changed parameters that the graph of `{_code(body[later])}` still needs; "
-           f"after the move both backward passes use the parameters their forward used, and the step runs once "
-           f"both gradients are in.")
-    return [Rewrite("move_step", c.file, src.edited({block: block.with_changes(body=moved)}), why)]
+    moved = body[:at] + body[at + 1:later] + [backward.deep_replace(call, restricted), step] + body[later + 1:]
+    return [
+        Rewrite("restrict_backward", c.file, src.edited({call: restricted}),
+                f"`{backward_code}` also sends gradients back through the parameters `{step_code}` changed, yet "
+                f"only `{stepper}` steps after it: `inputs={params}` keeps it to `{stepper}`'s parameters, whose "
+                f"gradients `{stepper}.step()` sees as before, and it no longer goes back into the changed ones "
+                f"(unless they lie between the loss and `{stepper}`'s); {rest}."),
+        Rewrite("move_step", c.file, src.edited({block: block.with_changes(body=moved)}),
+                f"`{step_code}` changed parameters that the graph of `{backward_code}` still needs: the step now "
+                f"runs after that backward, and `inputs={params}` keeps the backward to `{stepper}`'s parameters, "
+                f"so `{step_code}` sees only the gradients it saw before and `{stepper}.step()` the same as "
+                f"before; {rest}."),
+    ]
+
+
+def _backward_call(stmt: cst.BaseStatement) -> cst.Call | None:
+    """The one `.backward(...)` call of a statement, when `inputs` can be added to it."""
+    calls = [call for call in walk(stmt, cst.Call)
+             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"]
+    if len(calls) != 1:
+        return None
+    args = calls[0].args
+    if any(a.star or (a.keyword is not None and a.keyword.value == "inputs") for a in args):
+        return None
+    return calls[0] if sum(a.keyword is None for a in args) < 4 else None  # a 4th positional is `inputs`
+
+
+def _with_inputs(call: cst.Call, value: cst.BaseExpression) -> list[cst.Arg]:
+    """The call's arguments and `inputs=value` after them, in the call's own layout."""
+    new = cst.Arg(value=value, keyword=cst.Name("inputs"), equal=cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+    if not call.args:
+        return [new]
+    *first, last = call.args
+    if isinstance(last.comma, cst.Comma):  # one argument a line, with a trailing comma: the new one too
+        return [*first, last.with_changes(comma=cst.Comma(whitespace_after=call.whitespace_before_args)),
+                new.with_changes(comma=last.comma)]
+    return [*call.args, new]
+
+
+def _stepper(stmt: cst.BaseStatement) -> str | None:
+    """`opt_G` for `opt_G.step()`."""
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    call = small.value if isinstance(small, cst.Expr) else None
+    if (isinstance(call, cst.Call) and not call.args and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "step"):
+        return plain_code(call.func.value)
+    return None
+
+
+def _next_stepper(src: Source, block: cst.IndentedBlock | cst.Module, at: int) -> str | None:
+    """The optimizer of the first `X.step()` after statement `at` of the block, before any other backward."""
+    for stmt in block.body[at + 1:]:
+        if _stepper(stmt) is not None:
+            return _stepper(stmt)
+        if ".backward(" in src.code(stmt):
+            return None
+    return None
+
+
+def _parameters(src: Source, optimizer: str, near: cst.CSTNode) -> str:
+    """The parameters an optimizer steps, as code: `list(D.parameters())` where it is built once in the file
+    from `D.parameters()` (in the same class, for `self.opt`); else read from the optimizer itself."""
+    built = [a for a in src.nodes(cst.Assign) if any(plain_code(t.target) == optimizer for t in a.targets)]
+    value = built[0].value if len(built) == 1 else None
+    first = value.args[0] if isinstance(value, cst.Call) and value.args and value.args[0].keyword is None else None
+    module = first.value if first is not None else None
+    if (isinstance(module, cst.Call) and not module.args and isinstance(module.func, cst.Attribute)
+            and module.func.attr.value == "parameters" and (not optimizer.startswith("self.") or (
+                src.enclosing(built[0], (cst.ClassDef,))[:1] == src.enclosing(near, (cst.ClassDef,))[:1]))):
+        return f"list({plain_code(module)})"
+    return f'[p for group in {optimizer}.param_groups for p in group["params"]]'
 
 
 def _code(stmt: cst.BaseStatement) -> str:

@@ -2,9 +2,18 @@
 
 "Verified" means both:
 1. the error is gone: the rewritten program runs to its end with the reference's exit status, raising nothing;
-2. the gradients are equal: after each backward pass (the first `MAX_BACKWARDS`), the `.grad` of every leaf
-   tensor the pass could reach equals the reference's, and so do the values of those leaves when the program
-   ends (an optimizer step that now uses other gradients shows there), within the named tolerance of the dtype.
+2. what the program uses of its gradients is equal, within the named tolerance of the dtype:
+   - at each optimizer step (the first `MAX_STEPS` of each optimizer), the `.grad` of every parameter of that
+     optimizer: what the step consumes; the optimizers must step the same parameters, as many times;
+   - after each backward pass (the first `MAX_BACKWARDS`), the `.grad` of every leaf tensor no optimizer
+     steps (an input with `requires_grad`, a parameter updated by hand), whether the pass reached it or not,
+     and of every leaf the pass reached in both runs (a pass kept to some parameters with `inputs=` reaches
+     fewer);
+   - when the program ends, the value of every leaf (an update that used other gradients shows there).
+   So the `.grad` of an optimizer's parameter after a pass that reached it in one run only is not compared:
+   a rewrite that keeps a backward away from parameters another optimizer steps (`restrict_backward`,
+   `move_step`) leaves their `.grad` without that backward's share, which changes nothing when no step
+   uses it, and the comparison at each step checks that none does.
 
 The reference (gradients.py) is the original program with every tensor autograd saves cloned as it is saved,
 so that no write reaches what backward reads; for a rewrite that claims to make the culprit out of place
@@ -15,10 +24,13 @@ so it is compared with the "truncated" reference, in which each backward stops a
 the previous one.
 
 Both run with float64 as the default dtype where the program allows it (the rewrite's rounding then hides
-below the tolerance), else in the program's own dtypes. What this cannot see: gradients taken with
-`torch.autograd.grad` (they reach no `.grad`), tensors no backward reaches, leaves created in a different
-order by the rewrite (then reported as a mismatch, never as equal), and anything after `MAX_BACKWARDS`
-passes except the final values; a program that draws random numbers differently after the rewrite fails.
+below the tolerance), else in the program's own dtypes. What this cannot see: a program that reads an
+optimizer's parameter's `.grad` other than through a step (prints or logs it, keeps the norm that
+`clip_grad_norm_` returns) after a pass the rewrite kept away from it; gradients taken with
+`torch.autograd.grad` (they reach no `.grad`); tensors no backward reaches; leaves created in a different
+order by the rewrite (then reported as a mismatch, never as equal); anything after `MAX_BACKWARDS` passes
+or `MAX_STEPS` steps of an optimizer except the final values; a program that draws random numbers
+differently after the rewrite fails.
 """
 
 from __future__ import annotations
@@ -27,13 +39,14 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from .gradients import MAX_BACKWARDS
+from .gradients import MAX_BACKWARDS, MAX_STEPS
 
 
 @dataclass(frozen=True)
@@ -112,28 +125,72 @@ def compare(ref: dict[str, Any], fixed: dict[str, Any]) -> Verdict:
     if fixed["shapes"] != ref["shapes"]:
         return Verdict(True, False, f"its backward passes reach other leaf tensors ({len(fixed['shapes'])} "
                                     f"against {len(ref['shapes'])}, or in another order)")
+    if _step_counts(fixed) != _step_counts(ref):
+        return Verdict(True, False, "its optimizers step other parameters, or another number of times")
     tol = TOLERANCES[bool(ref["float64"])]
+    owned = {i for key in _step_counts(ref) for i in key}
     worst = 0.0
-    for k, (a, b) in enumerate([*zip(ref["backwards"], fixed["backwards"]), (ref["final"], fixed["final"])]):
-        for i, (x, y) in enumerate(zip(a, b)):
+    for where, pairs in _compared(ref, fixed, owned):
+        for i, x, y in pairs:
             x, y = _zeros_for_none(x, y), _zeros_for_none(y, x)
             if x is None:
                 continue
             if not torch.allclose(y, x, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
-                where = "at the end" if k == len(ref["backwards"]) else f"after backward {k + 1}"
                 return Verdict(True, False, f"leaf tensor {i} {list(x.shape)} differs {where} by up to "
                                             f"{(y - x).abs().max().item():.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})")
             if x.numel():
                 worst = max(worst, (y - x).abs().max().item())
-    passes = min(ref["count"], MAX_BACKWARDS)
     if ref.get("out_of_place_calls") == 0:
         return Verdict(True, False, "the culprit call could not be made out of place in the reference run, so "
                                     "the rewrite's claim could not be checked")
-    leaves = f"{len(ref['shapes'])} leaf tensor" + ("s" if len(ref["shapes"]) != 1 else "")
+    return Verdict(True, True, f"{_what_was_compared(ref, owned)} equal the reference's (largest difference "
+                               f"{worst:.2g}; {tol.why}: rtol {tol.rtol:g}, atol {tol.atol:g})")
+
+
+def _step_counts(recording: dict[str, Any]) -> dict[tuple[int, ...], int]:
+    """How many times each optimizer stepped, by the leaf indices of its parameters."""
+    return {tuple(key): n for key, n in recording["step_counts"]}
+
+
+def _compared(ref: dict[str, Any], fixed: dict[str, Any], owned: set[int]) -> Iterator[tuple[str, list]]:
+    """(where, [(leaf index, reference's tensor, rewrite's tensor)]) for each comparison, in the order made:
+    - before each recorded optimizer step, the gradients of that optimizer's parameters (what the step uses);
+    - after each recorded backward pass, the gradients of the leaves no optimizer steps, and of the leaves
+      that pass reached in both runs (a pass restricted with `inputs=` reaches fewer);
+    - at the end, the values of every leaf."""
+    for key, (a, b) in _steps_by_optimizer(ref, fixed).items():
+        for n, (x, y) in enumerate(zip(a, b), 1):
+            yield f"at step {n} of optimizer {key}", list(zip(x["params"], x["grads"], y["grads"]))
+    for k, (a, b) in enumerate(zip(ref["backwards"], fixed["backwards"])):
+        both = set(ref["reached"][k]) & set(fixed["reached"][k])
+        yield f"after backward {k + 1}", [(i, x, y) for i, (x, y) in enumerate(zip(a, b))
+                                          if i not in owned or i in both]
+    yield "at the end", [(i, x, y) for i, (x, y) in enumerate(zip(ref["final"], fixed["final"]))]
+
+
+def _steps_by_optimizer(ref: dict[str, Any], fixed: dict[str, Any]) -> dict[int, tuple[list, list]]:
+    """The recorded steps of each optimizer in both runs, the optimizers numbered from 1 in the reference's
+    order (steps of different optimizers may come in another order after a rewrite: each sees its own)."""
+    keys = list(dict.fromkeys(tuple(s["params"]) for s in ref["steps"]))
+    return {n: ([s for s in ref["steps"] if tuple(s["params"]) == key],
+                [s for s in fixed["steps"] if tuple(s["params"]) == key]) for n, key in enumerate(keys, 1)}
+
+
+def _what_was_compared(ref: dict[str, Any], owned: set[int]) -> str:
+    passes = min(ref["count"], MAX_BACKWARDS)
     after = "the backward pass" if passes == 1 else f"each of the first {passes} backward passes"
-    return Verdict(True, True, f"the gradients of the {leaves} after {after}, and their final values, equal the "
-                               f"reference's (largest difference {worst:.2g}; {tol.why}: rtol {tol.rtol:g}, "
-                               f"atol {tol.atol:g})")
+    leaves = _plural(len(ref["shapes"]), "leaf tensor")
+    if not owned:
+        return f"the gradients of the {leaves} after {after}, and their final values,"
+    steps = sum(n for _, n in ref["step_counts"])
+    used = (f"each of the {_plural(steps, 'optimizer step')}" if steps == len(ref["steps"])
+            else f"each of the first {MAX_STEPS} steps of each optimizer")
+    return (f"the gradients {used} used, the gradients after {after} (of each leaf tensor no optimizer steps, "
+            f"and of those both runs' pass reached), and the final values of the {leaves}")
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}" + ("s" if n != 1 else "")
 
 
 def _zeros_for_none(x: torch.Tensor | None, other: torch.Tensor | None) -> torch.Tensor | None:
@@ -142,7 +199,8 @@ def _zeros_for_none(x: torch.Tensor | None, other: torch.Tensor | None) -> torch
 
 
 def _failed(why: str, float64: bool) -> dict[str, Any]:
-    return {"status": 1, "count": 0, "backwards": [], "shapes": [], "final": [], "float64": float64,
+    return {"status": 1, "count": 0, "backwards": [], "reached": [], "steps": [], "step_counts": [], "shapes": [],
+            "final": [], "float64": float64,
             "error": {"type": "RunFailed", "message": why, "inplace": False, "report": None}}
 
 

@@ -4,7 +4,8 @@ Each `r*.py` beside this file is a small CPU script made from a public report of
 the original code are quoted at its top). For each, on a copy in a temporary folder: check that the copy
 raises the error, run `autograder blame --fix --json` on it, and read what it did. A report counts as
 "repaired and verified" only when the exit status is 0, the JSON says verified, the copy now runs without
-error, and the backup holds the original. Otherwise it got "words only" (exit 3: no rewrite was verified).
+error, and the backup holds the original. Otherwise it got "words only" (exit 3: no rewrite was verified, or
+none applies).
 
     .venv/bin/python benchmarks/real_reports/run.py [NAME ...]
 """
@@ -41,9 +42,10 @@ def one(script: Path) -> dict:
         backup = copy.with_name(copy.name + ".orig")
         repaired = (done.returncode == 0 and fix.get("verified") is True and after.returncode == 0
                     and backup.exists() and backup.read_bytes() == script.read_bytes())
+        why = fix.get("words") if fix.get("kind") == "words" else fix.get("verification")
         return {"name": script.stem, "raised": "modified by an inplace operation" in broken.stderr,
                 "status": done.returncode, "repaired": repaired, "kind": fix.get("kind"), "seconds": seconds,
-                "why": (fix.get("verification") or fix.get("words") or done.stderr.strip()[-200:])[:150]}
+                "why": (why or done.stderr.strip()[-200:])[:150]}
 
 
 def main(names: list[str]) -> int:
@@ -51,14 +53,18 @@ def main(names: list[str]) -> int:
     if names:
         scripts = [s for s in scripts if any(n in s.stem for n in names)]
     rows = []
-    print(f"{'report':34s} {'raised':>6s} {'exit':>4s} {'result':>22s} {'rewrite':>13s} {'s':>5s}")
+    print(f"{'report':34s} {'raised':>6s} {'exit':>4s} {'result':>22s} {'rewrite':>17s} {'s':>5s}")
     for script in scripts:
         r = one(script)
         rows.append(r)
         result = "repaired and verified" if r["repaired"] else "words only"
-        print(f"{r['name']:34s} {str(r['raised']):>6s} {r['status']:>4d} {result:>22s} {str(r['kind']):>13s} "
+        print(f"{r['name']:34s} {str(r['raised']):>6s} {r['status']:>4d} {result:>22s} {str(r['kind']):>17s} "
               f"{r['seconds']:5.1f}")
-        if not r["repaired"]:
+        if r["repaired"]:
+            continue
+        if r["kind"] == "words":
+            print(f"{'':34s} no rewrite applies: {r['why']}")
+        else:
             print(f"{'':34s} the {r['kind']} rewrite was tried and undone: {r['why']}")
     repaired = sum(r["repaired"] for r in rows)
     print(f"\n{repaired} of {len(rows)} repaired and verified, {len(rows) - repaired} got words only; "
