@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import threading
 import time
 import traceback
@@ -19,18 +18,17 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import trials as trial_plan
 from .discover import find_submissions, named_submissions, submission_name  # noqa: F401
 from .exercises import EXERCISES, get
 from .files import RefusedFile, json_text, plain_data, read_bounded, safe_text, write_atomically
-from .grade import grade
-from .harness import run_reference
 from .outcome import RunReport
-from .report import gradebook_csv
-from .result import STATUSES, Result
-from .runner import Job, Runner
+from .pipeline import Prepared, judge, prepare, run
+from .report import batch_gradebook_csv
+from .result import Result, Status
+from .runner import Runner
 from .spec import Exercise
 from .submission import MAX_BYTES, SubmissionError, answer_code
+from .trials import DEFAULT_SALT
 
 STDOUT_KEPT = 4000
 """Characters of a submission's printed output kept in its results.json."""
@@ -47,7 +45,7 @@ class Settings:
     devices: tuple[str, ...] = ("cpu",)
     exercise: str | None = None  # every file's; a notebook whose metadata names another is malformed
     timeout: float = 60.0
-    salt: str = "inplace-course"  # mixed into every hidden seed; set a secret one per term
+    salt: str = DEFAULT_SALT  # mixed into every hidden seed; set a secret one per term
 
 
 def file_hash(path: Path) -> str | None:
@@ -66,38 +64,26 @@ def exercise_from_name(path: Path) -> str | None:
 
 
 def malformed(submission: str, exercise: str, message: str, max_score: float) -> Result:
-    return Result(exercise=exercise, submission=submission, status="malformed", score=0.0, max_score=max_score,
-                  output=message)
+    return Result(exercise=exercise, submission=submission, status=Status.MALFORMED, score=0.0,
+                  max_score=max_score, output=message)
 
 
 class References:
-    """Each exercise's trials, inputs and reference outcomes, made once per batch.
-
-    Every submission of an exercise in a batch gets the same inputs: the public scenarios' are those
-    shipped with the package (the self-check's), the hidden ones are seeded by the salt and the exercise.
-    The reference runs on all of them once, in this process, which never runs student code; the shipped
-    outcomes are not used, so public data that drifted from the reference cannot hide a difference.
-    `prepare()` makes them all in the background (while the workers start, say).
+    """Each exercise's Prepared (pipeline.prepare: trials, inputs, reference outcomes) under the batch's
+    settings, made once per batch: every submission of an exercise gets the same inputs, public and hidden.
+    The reference runs here, in this process, which never runs student code. `prepare()` makes them all in
+    the background (while the workers start, say).
     """
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        self._made: dict[str, tuple] = {}
+        self._made: dict[str, Prepared] = {}
         self._locks = {exercise_id: threading.Lock() for exercise_id in EXERCISES}
 
-    def get(self, exercise: Exercise) -> tuple:
-        """(trials, inputs by "scenario/dtype", reference outcomes by CPU trial key) of the exercise."""
-        from .public import load_public
-
+    def get(self, exercise: Exercise) -> Prepared:
         with self._locks[exercise.id]:
             if exercise.id not in self._made:
-                planned = trial_plan.plan(exercise, self.settings.devices, public_only=False)
-                # public trials first: what the answer does on them cannot depend on a hidden input it met before
-                trials = tuple(sorted(planned, key=lambda t: not exercise.scenario(t.scenario).public))
-                _, inputs, _ = load_public(exercise)  # per scenario and dtype: they serve every device
-                seed = trial_plan.derive_seed(self.settings.salt, exercise.id)
-                inputs.update(trial_plan.draw_hidden(exercise, trials, seed))
-                self._made[exercise.id] = (trials, inputs, run_reference(exercise, trials, inputs))
+                self._made[exercise.id] = prepare(exercise, self.settings.devices, salt=self.settings.salt)
             return self._made[exercise.id]
 
     def prepare(self, exercise_ids: Iterable[str]) -> threading.Thread:
@@ -150,10 +136,9 @@ def _grade_file(path: Path, name: str, settings: Settings, runner: Runner, refer
                          _max(hint))
     exercise = get(exercise_id)
     try:
-        trials, inputs, reference = (references or References(settings)).get(exercise)
-        hidden = frozenset(key for key in inputs if not exercise.scenario(key.split("/")[0]).public)
-        report = runner.run(Job(exercise.id, answer.code, trials, inputs, settings.timeout, hidden=hidden))
-        result = grade(exercise, report, reference, trials, inputs, submission=name, answer=answer.code)
+        prepared = (references or References(settings)).get(exercise)
+        report = run(exercise, answer.code, prepared, runner, settings.timeout)
+        result = judge(exercise, prepared, report, submission=name, answer=answer.code)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
         return grader_error(name, exercise.id, e)
     return Result(**{**result.__dict__, "execution_time": time.perf_counter() - start, "extra": printed(report)})
@@ -174,7 +159,7 @@ def grader_error(name: str, exercise_id: str | None, error: BaseException) -> Re
     detail = "".join(traceback.format_exception_only(type(error), error)).strip()[-2000:]
     trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))[-4000:]
     return Result(exercise=exercise_id if isinstance(exercise_id, str) else "unknown", submission=name,
-                  status="grader_error", score=0.0, max_score=_max(exercise_id),
+                  status=Status.GRADER_ERROR, score=0.0, max_score=_max(exercise_id),
                   output=f"Internal grading error (not your fault; your teacher has been told): {detail}",
                   extra={"grader_traceback": trace})
 
@@ -188,39 +173,20 @@ def _max(exercise_id: str | None) -> float:
     return EXERCISES[exercise_id].max_score if isinstance(exercise_id, str) and exercise_id in EXERCISES else 0.0
 
 
-def _is_number(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _is_check(t: object) -> bool:
-    return (isinstance(t, dict) and all(isinstance(t.get(k), str) for k in ("name", "status", "output", "visibility"))
-            and t["status"] in ("passed", "failed") and _is_number(t.get("score")) and _is_number(t.get("max_score")))
-
-
-def _is_result(data: object) -> bool:
-    """Whether `data` has the fields and types of a results.json this module writes."""
-    return (isinstance(data, dict)
-            and all(isinstance(data.get(k), str) for k in ("exercise", "submission", "status", "output"))
-            and data["status"] in STATUSES
-            and all(_is_number(data.get(k)) for k in ("score", "max_score", "execution_time"))
-            and isinstance(data.get("tests"), list) and all(_is_check(t) for t in data["tests"])
-            and isinstance(data.get("devices", []), list) and all(isinstance(d, str) for d in data.get("devices", [])))
-
-
 def previous_result(results_path: Path, digest: str | None, name: str | None = None) -> dict | None:
     """The results of an earlier run of this batch, if they graded this very file (same SHA-256, same name)
-    and have the fields and types this module writes; None for anything else, whatever the file holds."""
+    and read back as a Result (Result.from_json); None for anything else, whatever the file holds."""
     if digest is None:
         return None
     try:
-        data = json.loads(read_bounded(results_path, MAX_BYTES).decode("utf-8"))
-    except Exception:  # noqa: BLE001 - missing, a link, not UTF-8, not JSON, nested too deep: regrade
+        result = Result.from_json(json.loads(read_bounded(results_path, MAX_BYTES).decode("utf-8")))
+    except Exception:  # noqa: BLE001 - missing, a link, not UTF-8, not JSON, nested too deep, not a Result: regrade
         return None
-    if not _is_result(data) or data.get("submission_sha256") != digest or data["status"] == "grader_error":
+    if result.extra.get("submission_sha256") != digest or result.status == Status.GRADER_ERROR:
         return None
-    if name is not None and data["submission"] != name:
+    if name is not None and result.submission != name:
         return None
-    return plain_data(data)
+    return plain_data(result.to_json())
 
 
 def _record(out: Path, path: Path, name: str, digest: str | None, result: Result) -> dict:
@@ -298,4 +264,4 @@ def grade_batch(
 
 
 def write_gradebook(out: Path, results: list[dict]) -> None:
-    write_atomically(out / "gradebook.csv", gradebook_csv(results))
+    write_atomically(out / "gradebook.csv", batch_gradebook_csv(Result.from_json(r) for r in results))

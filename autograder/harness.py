@@ -1,4 +1,6 @@
-"""Runs an exercise's scenarios against a namespace: the student's (in a worker) or the reference's.
+"""Runs an exercise's scenarios against a namespace: the student's (in a worker, or a notebook's in the
+self-check) or the reference's. Every call into that code goes through the one door, call.Call, so
+whatever it raises becomes an ErrorInfo here and nothing escapes.
 
 Everything it returns has been turned into plain values here, on the side that ran the code.
 """
@@ -9,12 +11,13 @@ import linecache
 import math
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import replace
 from typing import Any
 
 import torch
 
+from .call import Call
 from .outcome import ErrorInfo, Outcome, RunReport, Trial
 from .spec import INPLACE_ERROR, Exercise, Inputs
 
@@ -31,29 +34,10 @@ def guarded_namespaces() -> dict[str, Any]:
             "torch.autograd.Function": torch.autograd.Function, "torch.testing": torch.testing}
 
 
-def snapshot() -> dict[str, Any]:
-    """Every attribute of the guarded namespaces (taken before answer code runs), compared by identity
-    later (with `is`, not id(): in a worker, every id() call is an audit event)."""
-    return {f"{prefix}.{name}": value for prefix, space in guarded_namespaces().items()
-            for name, value in vars(space).items()}
-
-
-def tampered(before: dict[str, Any]) -> list[str]:
-    """Attributes of torch that answer code replaced or deleted since `before` (additions are fine)."""
-    now = snapshot()
-    missing = object()
-    return sorted(name for name, value in before.items() if now.get(name, missing) is not value)
-
-
-def _tamper_error(names: list[str]) -> ErrorInfo:
-    shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
-    return ErrorInfo("TamperError", f"your code replaced parts of torch ({shown}); the grader cannot trust "
-                     "what it observes after that, so this counts as a failure. Do not monkeypatch torch.")
-
-
 def settle_torch() -> None:
     """Imports what torch imports lazily and that rebinds its own attributes when it does (torch._dynamo
-    wraps torch.manual_seed, pulled in by the first optimizer), so only answer code can change them."""
+    wraps torch.manual_seed, pulled in by the first optimizer): a zygote does it before its snapshot
+    (runner/guard.py), so only answer code can change them."""
     import torch._dynamo  # noqa: F401
     import torch.optim  # noqa: F401
 
@@ -62,27 +46,36 @@ def load_answer(code: str, filename: str = ANSWER_FILE) -> tuple[dict[str, Any],
     """Executes answer code in a fresh namespace; returns it and the error that stopped it, if any."""
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
     namespace: dict[str, Any] = {"__name__": "__answer__"}
-    try:
-        exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - running the answer is the point
-    except SyntaxError as e:
-        line = e.lineno
-        text = e.text.rstrip("\n") if e.text else None
-        return namespace, ErrorInfo("SyntaxError", str(e.msg), line, text)
-    except KeyboardInterrupt:
-        raise  # Ctrl-C, or a self-check's time limit: it stops the check and is never a verdict
-    except BaseException as e:  # noqa: BLE001 - SystemExit from a submission is its verdict too
-        return namespace, error_info(e, filename)
-    return namespace, None
+    compiled = Call.from_call(compile, code, filename, "exec")
+    if isinstance(compiled.error, SyntaxError):  # Python's own, about the answer's text: its line, as written
+        e = compiled.error
+        return namespace, ErrorInfo("SyntaxError", str(e.msg), e.lineno, e.text.rstrip("\n") if e.text else None)
+    ran = compiled if compiled.error is not None else Call.from_call(exec, compiled.value, namespace)
+    return namespace, None if ran.error is None else error_info(ran.error, filename)
 
 
 def error_info(exc: BaseException, filename: str = ANSWER_FILE) -> ErrorInfo:
-    """The exception as plain data, located at the innermost frame of the answer code."""
+    """The exception as plain data, located at the innermost frame of the answer code. All of it may be the
+    code's own doing (a `__str__` that raises, a `__traceback__` property): each part read through a Call."""
+    located = Call.from_call(_location, exc, filename)
+    line, code = located.value if located.error is None else (None, None)
+    message = _text(lambda: f"the code called exit({exc.code!r})" if isinstance(exc, SystemExit) else str(exc))
+    return ErrorInfo(_text(lambda: type(exc).__name__), message[:4000], line, code)
+
+
+def _location(exc: BaseException, filename: str) -> tuple[int | None, str | None]:
+    """The line number and text of the innermost frame of `filename` in the exception's traceback."""
     line = code = None
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == filename:
             line, code = frame.lineno, frame.line
-    message = str(exc)
-    return ErrorInfo(type(exc).__name__, message[:4000], line, code)
+    return line, code
+
+
+def _text(read: Callable[[], object]) -> str:
+    """A string that code under test provides, as a plain str; a stand-in where it gives none."""
+    call = Call.from_call(read)
+    return str.__str__(call.value) if isinstance(call.value, str) else "(unreadable)"
 
 
 def symbol_problems(exercise: Exercise, namespace: Mapping[str, Any]) -> dict[str, str]:
@@ -94,10 +87,13 @@ def symbol_problems(exercise: Exercise, namespace: Mapping[str, Any]) -> dict[st
                 f"`{symbol.name}` is not defined. Define it in an answer cell (the grader runs only "
                 "the answer cells, so imports and helpers must be there too)."
             )
-        else:
-            problem = symbol.problem_with(namespace[symbol.name])
-            if problem:
-                problems[symbol.name] = problem
+        else:  # looking at a class or a function can run its code (a metaclass, a __signature__)
+            looked = Call.from_call(symbol.problem_with, namespace[symbol.name])
+            if looked.error is not None:
+                problems[symbol.name] = (f"`{symbol.name}` could not be inspected: looking at it raised "
+                                         f"{error_info(looked.error).type}.")
+            elif looked.value:
+                problems[symbol.name] = looked.value
     return problems
 
 
@@ -123,84 +119,103 @@ def plain(value: Any) -> Any:
 
 
 def _with_culprit(error: ErrorInfo, rerun: Callable[[], None], frames: str | None) -> ErrorInfo:
-    """For an in-place error: run the trial again under the locator to name the line that did it."""
+    """For an in-place error: run the trial again under the locator to name the line that did it. The
+    locator is a bonus: where the re-run raises something else, the error stands without it."""
     from .blame import culprit_for
 
-    try:
-        report = culprit_for(rerun, frames)
-    except KeyboardInterrupt:
-        raise
-    except BaseException:  # noqa: BLE001 - the locator is a bonus; the error stands without it
-        return error
-    return replace(error, culprit=report) if report else error
+    located = Call.from_call(culprit_for, rerun, frames)
+    return replace(error, culprit=located.value) if located.value else error
 
 
-def run_trials(
-    exercise: Exercise,
-    namespace: Mapping[str, Any],
-    trials: tuple[Trial, ...],
-    inputs: Mapping[str, Inputs],
-    filename: str = ANSWER_FILE,
-    culprit_frames: str | None = ANSWER_FILE,
-    pristine: dict[str, Any] | None = None,
-) -> dict[str, Outcome]:
-    """Runs each trial, keeping what it observed even when it raised. An in-place error is run again
-    under the culprit locator, whose report names the line (frames of `culprit_frames`; None: any
-    frame outside torch and this package). With `pristine` (a snapshot), a trial after which torch was
-    patched keeps no observation."""
-    outcomes = {}
-    for i, trial in enumerate(trials):
-        scenario = exercise.scenario(trial.scenario)
-        device = torch.device(trial.device)
-        trial_inputs = to_device(inputs[f"{trial.scenario}/{trial.dtype}"], device)
-        torch.manual_seed(1000 + i)  # stochastic code is seeded, but no check depends on the stream
-        obs: dict[str, Any] = {}
-        error = None
-        start = time.perf_counter()
-        try:
-            scenario.run(namespace, trial_inputs, device, obs)
-        except Exception as e:  # noqa: BLE001 - any error of the code under test is an observation
-            error = error_info(e, filename)
-            if INPLACE_ERROR.search(error.message):
-                def rerun(scenario=scenario, trial=trial, device=device, seed=1000 + i) -> None:
-                    torch.manual_seed(seed)
-                    scenario.run(namespace, to_device(inputs[f"{trial.scenario}/{trial.dtype}"], device), device, {})
+def run_trial(exercise: Exercise, namespace: Mapping[str, Any], trial: Trial, inputs: Mapping[str, Inputs],
+              seed: int, filename: str = ANSWER_FILE, culprit_frames: str | None = ANSWER_FILE) -> Outcome:
+    """Runs one trial, keeping what it observed even when it raised. An in-place error is run again under
+    the culprit locator, whose report names the line (frames of `culprit_frames`; None: any frame outside
+    torch and this package). `seed` seeds torch: stochastic code is seeded, but no check depends on the
+    stream."""
+    scenario = exercise.scenario(trial.scenario)
+    device = torch.device(trial.device)
+    values = inputs[f"{trial.scenario}/{trial.dtype}"]
 
-                error = _with_culprit(error, rerun, culprit_frames)
-        except SystemExit as e:
-            error = ErrorInfo("SystemExit", f"the code called exit({e.code})")
-        seconds = time.perf_counter() - start
-        changed = tampered(pristine) if pristine is not None else []
-        if changed:  # observations made with a patched torch are worthless: keep none
-            outcomes[trial.key] = Outcome({}, _tamper_error(changed), seconds)
-            continue
-        outcomes[trial.key] = Outcome({k: plain(v) for k, v in obs.items()}, error, seconds)
-    return outcomes
+    def attempt(obs: dict[str, Any]) -> None:
+        torch.manual_seed(seed)
+        scenario.run(namespace, to_device(values, device), device, obs)
+
+    obs: dict[str, Any] = {}
+    ran = Call.from_call(attempt, obs)
+    kept = Call.from_call(lambda: {k: plain(v) for k, v in obs.items()})  # the values may be the code's own types
+    error = ran.error if ran.error is not None else kept.error
+    info = None if error is None else error_info(error, filename)
+    if info is not None and INPLACE_ERROR.search(info.message):
+        info = _with_culprit(info, lambda: attempt({}), culprit_frames)
+    return Outcome(kept.value or {}, info, ran.seconds)
 
 
-def start_answer(exercise: Exercise, code: str) -> tuple[dict[str, Any], dict[str, Any], RunReport | None]:
-    """Loads answer code: its namespace and torch as it was before the code ran (a snapshot), and the
-    RunReport that ends the run there (a load error, tampering, unusable names), or None to go on."""
-    settle_torch()
-    pristine = snapshot()
+def run_trials(exercise: Exercise, namespace: Mapping[str, Any], trials: tuple[Trial, ...],
+               inputs: Mapping[str, Inputs], filename: str = ANSWER_FILE,
+               culprit_frames: str | None = ANSWER_FILE) -> dict[str, Outcome]:
+    """Every trial in order (run_trial), by trial key."""
+    return {t.key: run_trial(exercise, namespace, t, inputs, 1000 + i, filename, culprit_frames)
+            for i, t in enumerate(trials)}
+
+
+Steps = Generator["RunReport | None", "Mapping[str, Inputs] | None", RunReport]
+"""A run, one step at a time: see answer_steps."""
+
+
+def answer_steps(exercise: Exercise, code: str, first: tuple[Trial, ...], then: tuple[Trial, ...],
+                 inputs: Mapping[str, Inputs]) -> Steps:
+    """Loads answer code and runs its trials, one step at a time: loading, then each trial (the first one
+    looks at the names the exercise needs before it runs). Whoever drives it may look between the steps:
+    the worker's guard compares torch and the grader with its snapshot after each. Yields None after a
+    step. With trials `then` (on hidden inputs), yields the report of the trials `first` once they have
+    run, and takes the hidden inputs in return; returns the report of the trials run since (of all of
+    them, without `then`)."""
+    start = time.perf_counter()
     namespace, load_error = load_answer(code)
-    changed = tampered(pristine)
-    if changed:
-        load_error = _tamper_error(changed)
+    yield None
     if load_error is not None:
-        return namespace, pristine, RunReport(load_error=load_error)
+        return RunReport(load_error=load_error, seconds=time.perf_counter() - start)
+    return (yield from trial_steps(exercise, namespace, first, then, inputs, start=start))
+
+
+def trial_steps(exercise: Exercise, namespace: Mapping[str, Any], first: tuple[Trial, ...],
+                then: tuple[Trial, ...], inputs: Mapping[str, Inputs], filename: str = ANSWER_FILE,
+                culprit_frames: str | None = ANSWER_FILE, start: float | None = None) -> Steps:
+    """The trials of answer_steps, on names already defined, each a step (run_trial); the run stops where
+    a name the exercise needs is missing or unusable. `start`: when the run began."""
+    start = time.perf_counter() if start is None else start
     problems = symbol_problems(exercise, namespace)
-    return namespace, pristine, RunReport(problems=problems) if problems else None
+    if problems:
+        return RunReport(problems=problems, seconds=time.perf_counter() - start)
+    outcomes = {}
+    for i, trial in enumerate(first):
+        outcomes[trial.key] = run_trial(exercise, namespace, trial, inputs, 1000 + i, filename, culprit_frames)
+        yield None
+    report = RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
+    if not then:
+        return report
+    hidden = yield report
+    start, outcomes, inputs = time.perf_counter(), {}, {**inputs, **(hidden or {})}
+    for i, trial in enumerate(then, start=len(first)):
+        outcomes[trial.key] = run_trial(exercise, namespace, trial, inputs, 1000 + i, filename, culprit_frames)
+        yield None
+    return RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
+
+
+def run_steps(steps: Steps) -> RunReport:
+    """Every step, with nothing looked at between them: in this process, for trusted code (a test's, a
+    student's own self-check)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
 
 
 def run_answer(exercise: Exercise, code: str, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs]) -> RunReport:
-    """Loads answer code and runs every trial, in order: the whole job of a worker, minus the wire."""
-    start = time.perf_counter()
-    namespace, pristine, ended = start_answer(exercise, code)
-    if ended is not None:
-        return replace(ended, seconds=time.perf_counter() - start)
-    outcomes = run_trials(exercise, namespace, trials, inputs, pristine=pristine)
-    return RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
+    """Loads answer code and runs every trial, in order, in this process."""
+    return run_steps(answer_steps(exercise, code, trials, (), inputs))
 
 
 def run_reference(exercise: Exercise, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs],

@@ -1,40 +1,78 @@
-"""Grades one piece of answer code: draw inputs, run it (via a runner), run the reference, judge.
+"""The one grading path: prepare (trials, inputs, reference outcomes), run the answer (via a runner),
+judge. The batch (batch.py), `autograder check` (grade_code) and the tests take all three; the notebook's
+self-check (selfcheck.py), which has a notebook's names rather than code, runs its steps itself:
 
-A public-only grading (a self-check) takes its inputs and the reference's outcomes from the data shipped
-with the package instead, so it works where the references are not installed.
+    prepare(exercise, devices, salt, public_only) -> Prepared    once per exercise and batch (batch.References)
+    run(exercise, code, prepared, runner)          -> RunReport   the answer, in a worker (or in process)
+    judge(exercise, prepared, report)              -> Result      grade.py, the pure core
+
+Public trials come first and their inputs are always the shipped ones (public.py), the same everywhere;
+the hidden ones are drawn from the salt (trials.draw_hidden). A public-only grading (a self-check) judges
+against the reference's outcomes shipped with the package, so it works where the references are not
+installed; any other runs the reference here, on every input, and never uses the shipped outcomes, so
+public data that drifted from the reference cannot hide a difference.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from . import trials as trial_plan
 from .exercises import get
 from .grade import grade
 from .harness import run_reference
+from .outcome import Outcome, RunReport, Trial
 from .public import load_public
 from .result import Result
 from .runner import InProcessRunner, Job, Runner
+from .spec import Exercise, Inputs
 
 
-def grade_code(
-    exercise_id: str,
-    code: str,
-    *,
-    devices: tuple[str, ...] = ("cpu",),
-    seed: int | None = None,
-    public_only: bool = False,
-    runner: Runner | None = None,
-    timeout: float = 60.0,
-    submission: str = "",
-) -> Result:
-    """The whole grading of one answer. The seed defaults to one derived from the code itself; a public-only
-    grading ignores it (the public inputs are shipped)."""
-    exercise = get(exercise_id)
+@dataclass(frozen=True)
+class Prepared:
+    """What every grading of an exercise under the same settings shares."""
+
+    trials: tuple[Trial, ...]
+    """Public ones first: what the answer does on them cannot depend on a hidden input it met before."""
+    inputs: dict[str, Inputs]
+    """By "scenario/dtype": one set serves every device."""
+    hidden: frozenset[str]
+    """The keys of `inputs` drawn from the salt, which a worker gets only once the public trials have run."""
+    reference: dict[str, Outcome]
+    """The reference's outcomes, by CPU trial key."""
+    public_only: bool
+
+
+def prepare(exercise: Exercise, devices: tuple[str, ...] = ("cpu",), *, salt: str = trial_plan.DEFAULT_SALT,
+            public_only: bool = False) -> Prepared:
+    """The trials, inputs and reference outcomes of a grading of `exercise` (a public-only one ignores the
+    salt). Needs the references unless public-only (ReferencesMissing)."""
     trials = trial_plan.plan(exercise, devices, public_only)
-    if public_only:  # inputs per scenario and dtype, so they serve every device; outcomes of the CPU
-        _, inputs, reference = load_public(exercise)
-    else:
-        inputs = trial_plan.draw(exercise, trials, trial_plan.derive_seed(exercise_id, code) if seed is None else seed)
-        reference = run_reference(exercise, trials, inputs)
-    report = (runner or InProcessRunner()).run(Job(exercise_id, code, trials, inputs, timeout))
-    return grade(exercise, report, reference, trials, inputs, public_only=public_only, submission=submission,
-                 answer=code)
+    _, inputs, shipped = load_public(exercise)
+    if public_only:
+        return Prepared(trials, inputs, frozenset(), shipped, public_only=True)
+    hidden = trial_plan.draw_hidden(exercise, trials, salt)
+    inputs = {**inputs, **hidden}
+    return Prepared(trials, inputs, frozenset(hidden), run_reference(exercise, trials, inputs), public_only=False)
+
+
+def run(exercise: Exercise, code: str, prepared: Prepared, runner: Runner, timeout: float = 60.0) -> RunReport:
+    """The answer on every trial, by `runner`: a WarmPool for submissions, InProcessRunner for trusted code."""
+    return runner.run(Job(exercise.id, code, prepared.trials, prepared.inputs, timeout, hidden=prepared.hidden))
+
+
+def judge(exercise: Exercise, prepared: Prepared, report: RunReport, *, submission: str = "",
+          answer: str | None = None) -> Result:
+    """The Result of a run. `answer`: the graded code, where a hidden error's line is read from."""
+    return grade(exercise, report, prepared.reference, prepared.trials, prepared.inputs,
+                 public_only=prepared.public_only, submission=submission, answer=answer)
+
+
+def grade_code(exercise_id: str, code: str, *, devices: tuple[str, ...] = ("cpu",),
+               salt: str = trial_plan.DEFAULT_SALT, public_only: bool = False, runner: Runner | None = None,
+               timeout: float = 60.0, submission: str = "") -> Result:
+    """The whole grading of one answer, in process unless a runner is given (`autograder check`)."""
+    exercise = get(exercise_id)
+    prepared = prepare(exercise, devices, salt=salt, public_only=public_only)
+    report = run(exercise, code, prepared, runner or InProcessRunner(), timeout)
+    return judge(exercise, prepared, report, submission=submission, answer=code)

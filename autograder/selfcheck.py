@@ -11,11 +11,10 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from .call import Stop, stopping
 from .exercises import get
-from .grade import grade
-from .harness import run_trials, symbol_problems
-from .outcome import RunReport
-from .public import load_public
+from .harness import run_steps, trial_steps
+from .pipeline import judge, prepare
 from .report import feedback_text
 from .result import Result
 from .workshop import client as workshop  # the opt-in live view of a workshop: check.join(URL)
@@ -34,16 +33,20 @@ def _notebook_namespace() -> Mapping[str, Any]:
     return vars(sys.modules["__main__"])
 
 
-def check(exercise_id: str, namespace: Mapping[str, Any] | None = None, *, quiet: bool = False) -> Result:
-    """Runs the exercise's public checks on the names defined in the notebook and prints feedback."""
+def check(exercise_id: str, namespace: Mapping[str, Any] | None = None, *, quiet: bool = False) -> Result | None:
+    """Runs the exercise's public checks on the names defined in the notebook and prints feedback. Ctrl-C
+    stops it with a line that says so (no traceback) and no result: None."""
     exercise = get(exercise_id)
     ns = _notebook_namespace() if namespace is None else namespace
-    trials, inputs, expected = load_public(exercise)
-    problems = symbol_problems(exercise, ns)
-    report = RunReport(problems=problems) if problems else RunReport(
-        outcomes=run_trials(exercise, ns, trials, inputs, filename="<notebook>", culprit_frames=None)
-    )
-    result = grade(exercise, report, expected, trials, inputs, public_only=True, submission="notebook")
+    prepared = prepare(exercise, public_only=True)
+    try:
+        with stopping():
+            report = run_steps(trial_steps(exercise, ns, prepared.trials, (), prepared.inputs, filename="<notebook>",
+                                           culprit_frames=None))
+    except Stop as stop:
+        print(f"Self-check stopped ({stop}): no result.")
+        return None
+    result = judge(exercise, prepared, report, submission="notebook")
     if not quiet:
         print(feedback_text(result))
         print("(Self-check: public checks only. The grader also checks gradients on hidden inputs.)")

@@ -10,15 +10,18 @@ from .outcome import Trial
 from .spec import Exercise, Inputs
 
 PUBLIC_SEED = 0
-"""Seed of the public inputs (self-check). Hidden inputs derive from a per-submission seed."""
+"""Seed of the public inputs, which ship with the package (public.py): the same in every grading."""
+DEFAULT_SALT = "inplace-course"
+"""Mixed into every hidden seed where no salt is given; a batch sets a secret one per term."""
 
 
 def plan(exercise: Exercise, devices: tuple[str, ...], public_only: bool) -> tuple[Trial, ...]:
-    """Every (scenario, dtype, device) to run: public scenarios only for a self-check."""
+    """Every (scenario, dtype, device) to run, public scenarios first (what the answer does on them cannot
+    depend on a hidden input it met before); public scenarios only for a self-check."""
+    scenarios = sorted((s for s in exercise.scenarios if s.public or not public_only), key=lambda s: not s.public)
     return tuple(
         Trial(s.name, str(dtype).removeprefix("torch."), device)
-        for s in exercise.scenarios
-        if s.public or not public_only
+        for s in scenarios
         for dtype in s.dtypes
         for device in devices
     )
@@ -42,8 +45,9 @@ def draw(exercise: Exercise, trials: tuple[Trial, ...], seed: int) -> dict[str, 
     return inputs
 
 
-def draw_hidden(exercise: Exercise, trials: tuple[Trial, ...], seed: int) -> dict[str, Inputs]:
-    """The inputs of the hidden scenarios among `trials` only, as `draw` makes them: the public ones are
-    shipped with the package (public.load_public), the same for every grading."""
+def draw_hidden(exercise: Exercise, trials: tuple[Trial, ...], salt: str) -> dict[str, Inputs]:
+    """The inputs of the hidden scenarios among `trials` only, drawn with the one seed of the salt and the
+    exercise: the same for every submission of a batch, other ones under another salt. The public ones
+    ship with the package (public.load_public)."""
     hidden = tuple(t for t in trials if not exercise.scenario(t.scenario).public)
-    return draw(exercise, hidden, seed)
+    return draw(exercise, hidden, derive_seed(salt, exercise.id))

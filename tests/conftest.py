@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 import torch
 
-from autograder.pipeline import grade_code
+from autograder.exercises import get
+from autograder.pipeline import Prepared, judge, prepare, run
 from autograder.result import Result
+from autograder.runner import InProcessRunner
 from autograder.submission import answer_code
+from autograder.trials import DEFAULT_SALT
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
@@ -29,11 +33,21 @@ def failing(result: Result) -> set[str]:
     return {t.name for t in result.tests if t.status == "failed"}
 
 
+@functools.cache
+def prepared(exercise_id: str, devices: tuple[str, ...] = ("cpu",), salt: str = DEFAULT_SALT,
+             public_only: bool = False) -> Prepared:
+    """pipeline.prepare, made once per session for each setting (as batch.References does for a batch)."""
+    return prepare(get(exercise_id), devices, salt=salt, public_only=public_only)
+
+
 @pytest.fixture
 def grade():
-    """grade(exercise_id, code) -> Result, in process, on the CPU."""
+    """grade(exercise_id, code, devices=, salt=, public_only=) -> Result: the one grading path (pipeline.py),
+    in process."""
 
-    def _grade(exercise_id: str, code: str, **kwargs) -> Result:
-        return grade_code(exercise_id, code, **kwargs)
+    def _grade(exercise_id: str, code: str, **settings) -> Result:
+        exercise = get(exercise_id)
+        made = prepared(exercise_id, **settings)
+        return judge(exercise, made, run(exercise, code, made, InProcessRunner()), answer=code)
 
     return _grade

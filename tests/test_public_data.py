@@ -12,7 +12,7 @@ from autograder import trials as trial_plan
 from autograder.batch import References, Settings
 from autograder.exercises import EXERCISES
 from autograder.harness import load_answer, run_reference
-from autograder.pipeline import grade_code
+from autograder.pipeline import grade_code, prepare
 from autograder.public import PublicDataError, drift, load_public, make_public, paths
 from autograder.reference_store import ENV, ReferencesMissing, load_reference
 from autograder.selfcheck import check
@@ -96,13 +96,26 @@ def test_a_batch_grades_public_scenarios_on_the_shipped_inputs_and_hidden_ones_o
     exercise = EXERCISES["data_trap"]
     _, shipped, _ = load_public(exercise)
     made = {salt: References(Settings(devices=("cpu", "cuda"), salt=salt)).get(exercise) for salt in ("a", "b")}
-    for trials, inputs, reference in made.values():
-        assert set(inputs) == {f"{t.scenario}/{t.dtype}" for t in trials}  # one set of inputs for both devices
-        assert set(reference) == {f"{t.scenario}/{t.dtype}/cpu" for t in trials}
+    for prepared in made.values():
+        assert set(prepared.inputs) == {f"{t.scenario}/{t.dtype}" for t in prepared.trials}  # one set for both devices
+        assert set(prepared.reference) == {f"{t.scenario}/{t.dtype}/cpu" for t in prepared.trials}
         for key, values in shipped.items():
-            assert all(same(v, inputs[key][name]) for name, v in values.items())
-    hidden = [key for key in made["a"][1] if key not in shipped]
-    assert hidden and all(not torch.equal(made["a"][1][k]["x"], made["b"][1][k]["x"]) for k in hidden)
+            assert all(same(v, prepared.inputs[key][name]) for name, v in values.items())
+        assert prepared.hidden == set(prepared.inputs) - set(shipped) and not prepared.public_only
+    hidden = made["a"].hidden
+    assert hidden and all(not torch.equal(made["a"].inputs[k]["x"], made["b"].inputs[k]["x"]) for k in hidden)
+
+
+def test_a_public_only_grading_judges_against_the_shipped_outcomes():
+    exercise = EXERCISES["data_trap"]
+    _, shipped, expected = load_public(exercise)
+    prepared = prepare(exercise, ("cpu", "cuda"), public_only=True)
+    assert prepared.trials == trial_plan.plan(exercise, ("cpu", "cuda"), public_only=True)
+    assert prepared.inputs.keys() == shipped.keys() and prepared.reference.keys() == expected.keys()
+    for key, outcome in expected.items():
+        got = prepared.reference[key]
+        assert got.error == outcome.error and all(same(v, got.values[n]) for n, v in outcome.values.items())
+    assert prepared.hidden == frozenset() and prepared.public_only
 
 
 @pytest.fixture

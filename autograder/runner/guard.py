@@ -1,14 +1,16 @@
 """Keeps the grader's machinery in a worker out of reach of the answer code, as far as one process can.
 
-The answer (loading it and every trial) runs in a thread of its own. The main thread holds the job's
-token, which proves to the grader that a report came from here, and sends the report only after that
-thread has ended: code that skips the trials and writes a report of its own cannot sign it. The token is
+The answer runs one step at a time (loading it, then each trial), each step in a thread of its own and
+through the one door into student code (call.py). The main thread holds the job's token, which proves to
+the grader that a report came from here, and sends the report only after the last step has ended: code
+that skips the trials and writes a report of its own cannot sign it. The token is
 kept where the answer's frames do not lead; an audit hook (PEP 578) refuses the ways Python offers into
 the main thread's memory (gc, other threads' frames, ctypes, /proc, tracing), and the changes Python
 audits (a function's code or defaults, a class's bases) to the functions and classes of the grader,
 torch and the wire. Module and class attributes are not audited by Python, so the guarded namespaces
-(the grader's modules and classes, torch's main ones, the wire's) are compared with a snapshot taken
-before the answer ran: a change is tampering, and the report says so instead of carrying observations.
+(the grader's modules and classes, torch's main ones, the wire's) are compared after every step with the
+one snapshot, taken by the zygote before any job: a change is tampering, and the report says so instead of
+carrying observations.
 
 What one process cannot prevent (the README says it too): code that loads native code of its own, and
 code that computes the right answers itself and puts them in its observations.
@@ -22,11 +24,15 @@ import sys
 import threading
 from collections.abc import Callable
 from types import FunctionType, ModuleType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from ..call import Call
 from ..outcome import RunReport
 from . import wire
 from .fdio import read_exactly
+
+if TYPE_CHECKING:
+    from ..harness import Steps
 
 GUARDED_MODULES = ("json", "json.encoder", "json.decoder", "os", "posix", "threading", "_thread", "builtins",
                    "traceback", "linecache", "math", "time", "safetensors", "safetensors.torch")
@@ -147,6 +153,11 @@ class Snapshot:
         return sorted(set(found))
 
 
+def _into(box: list, call: Callable[..., Call], step: Callable[[object], object], sent: object) -> None:
+    """An answer thread's whole work: one step, through the one door (call.py), its Call into `box`."""
+    box.append(call(step, sent))
+
+
 class Fds(NamedTuple):
     """The job's descriptors: the report pipe, the request pipe and the hidden inputs' pipe."""
 
@@ -159,8 +170,9 @@ MAX_HIDDEN_BYTES = 512 * 1024**2
 
 
 class Seal:
-    """The main thread's half of a job: runs the answer in threads of its own, phase by phase, fetches
-    the hidden inputs between the phases, then signs and sends the report.
+    """The main thread's half of a job: runs the answer's steps, each in a thread of its own, compares the
+    grader and torch with the snapshot after each, fetches the hidden inputs between the phases, then
+    signs and sends the report.
 
     Everything it needs after the answer ran is bound here, before: the token, the pipes, os.read and
     os.write, os._exit, the wire's functions, and a blank report encoded in advance, so a patched module
@@ -178,6 +190,8 @@ class Seal:
         self._decode_inputs = wire.decode_inputs
         self._count = threading.active_count
         self._escape = json.encoder.encode_basestring_ascii
+        self._call = Call.from_call
+        self._into = _into
         self._snapshot = snapshot or Snapshot()
         self._blank = wire.pack({"load_error": None, "problems": {}, "outcomes": {}, "seconds": 0.0}, {})
 
@@ -189,52 +203,53 @@ class Seal:
         return wire.MAGIC + len(text).to_bytes(4, "little") + text + self._blank[8 + int.from_bytes(
             self._blank[4:8], "little"):]
 
-    def _in_thread(self, work: Callable[[], object]) -> list[object]:
-        box: list[object] = []
-
-        def answer() -> None:
-            try:
-                box.append(work())
-            except BaseException as e:  # noqa: BLE001 - reported by the caller; nothing may escape unseen
-                box.append(e)
-
-        thread = threading.Thread(target=answer, name="answer", daemon=True)
+    def _step(self, steps: Steps, sent: object) -> Call | None:
+        """One step of the answer, in a thread of its own; None where not even a Call came back. The thread
+        holds the box, the Call and the steps, never this Seal (its token)."""
+        box: list[Call] = []
+        thread = threading.Thread(target=self._into, args=(box, self._call, steps.send, sent), name="answer",
+                                  daemon=True)
         thread.start()
         thread.join()
-        return box
+        return box[0] if box else None
 
-    def run(self, first: Callable[[], object], then: Callable[[object, dict], RunReport] | None = None,
-            carry: type | None = None) -> None:
-        """Runs `first` (the answer's public phase) in its own thread. If it returns an instance of `carry`
-        (which holds the public phase's report as `.public`), encodes that report at once, fetches the
-        hidden inputs and runs `then(that, hidden inputs)` in another thread for the rest. Then sends the
-        signed report, in one or two frames (or what tampering was seen instead), and exits."""
+    def run(self, steps: Steps, hidden: bool) -> None:
+        """Runs the answer's `steps` (harness.answer_steps) to their end, looking after each. With `hidden`
+        (the job has trials on hidden inputs), the report of the public phase, which the steps yield, is
+        encoded at once (the hidden phase could otherwise reach and rewrite it); then the hidden inputs
+        are fetched and sent into the steps. Then sends the signed report, in one or two frames (or what
+        tampering was seen instead), and exits."""
         threads_before = self._count()
-        box = self._in_thread(first)
-        problem = self._problem(box, threads_before, carry)
-        public = b""
-        if problem is None and then is not None:
-            if carry is not None and isinstance(box[0], carry):
-                public = self._encode(box[0].public)  # now: the hidden phase could reach and rewrite it
-            # Fetched even when the answer has already failed: hidden inputs that are no longer there to
-            # fetch mean the answer took them itself, and whatever it printed or raised may hold them.
-            more = self._fetch_hidden()
-            if more is None:
-                problem = "the grader's channel for the hidden inputs was used by your code."
-            elif public:
-                started = box[0]
-                box = self._in_thread(lambda: then(started, more))
-                problem = self._problem(box, threads_before, None)
-        if problem is None and isinstance(box[0], RunReport):
-            last = self._encode(box[0])
-            self.send(len(public).to_bytes(8, "little") + public + last if public else
-                      len(last).to_bytes(8, "little") + last)
-        else:
-            frame = self._tamper_frame(problem or "the run ended without a report.")
-            self.send(len(frame).to_bytes(8, "little") + frame)
+        frames: list[bytes] = []
+        sent = None
+        while True:
+            call = self._step(steps, sent)
+            problem = self._problem(call, threads_before)
+            if problem is not None:
+                break
+            sent = None
+            if type(call.error) is StopIteration:  # the last step: its value is the report
+                # Fetched even when the answer has already failed: hidden inputs that are no longer there to
+                # fetch mean the answer took them itself, and whatever it printed or raised may hold them.
+                if hidden and not frames and self._fetch_hidden() is None:
+                    problem = "the grader's channel for the hidden inputs was used by your code."
+                elif type(call.error.value) is not RunReport:
+                    problem = "the run ended without a report."
+                else:
+                    frames.append(self._encode(call.error.value))
+                break
+            if type(call.value) is RunReport:  # the public phase's report
+                frames.append(self._encode(call.value))
+                sent = self._fetch_hidden()
+                if sent is None:
+                    problem = "the grader's channel for the hidden inputs was used by your code."
+                    break
+        if problem is not None:
+            frames = [self._tamper_frame(problem)]
+        self.send(len(frames[0]).to_bytes(8, "little") + b"".join(frames))  # the first frame's length, then all
 
-    def _problem(self, box: list[object], threads_before: int, carry: type | None) -> str | None:
-        """Why the result in `box` cannot be trusted, or None."""
+    def _problem(self, call: Call | None, threads_before: int) -> str | None:
+        """Why the step that made `call` cannot be trusted, or None."""
         changed = self._snapshot.changed()
         if changed:
             shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
@@ -243,10 +258,8 @@ class Seal:
         if self._count() > threads_before:
             return ("your code left threads running after it returned; the grader cannot trust observations "
                     "that another thread may still change.")
-        kinds = (RunReport,) if carry is None else (RunReport, carry)
-        if len(box) != 1 or not isinstance(box[0], kinds):
-            what = type(box[0]).__name__ if len(box) == 1 else "several results"
-            return f"the run ended without a report ({what} escaped the grader's harness)."
+        if call is None or (call.error is not None and type(call.error) is not StopIteration):
+            return "the run ended without a report (an exception escaped the grader's harness)."
         return None
 
     def _fetch_hidden(self) -> dict | None:

@@ -57,7 +57,7 @@ KEEPS_THE_BUG = {
     "patches the grader's probes": "\nimport autograder.probes as p\np.observe_grads = lambda *a, **k: None\n",
     "patches the wire": "\nimport autograder.runner.wire as w\nw.encode_report = lambda r: b''\n",
     "patches a grader class": "\nfrom autograder.outcome import Outcome\nOutcome.__init__ = lambda self, *a, **k: None\n",
-    "patches a grader function's code": "\nimport autograder.harness as h\nh.tampered.__code__ = (lambda b: []).__code__\n",
+    "patches a grader function's code": "\nimport autograder.harness as h\nh.run_trial.__code__ = (lambda *a, **k: {}).__code__\n",
     "patches json": "\nimport json\njson.dumps = lambda *a, **k: '{}'\n",
 }
 
