@@ -39,7 +39,7 @@ class Culprit:
 @dataclass(frozen=True)
 class Rewrite:
     kind: str
-    """expand | out_of_place | clone_first | clone_saved | not_inplace | detach_state | move_step"""
+    """expand | out_of_place | clone_first | clone_saved | not_inplace | detach_state | restrict_backward | move_step"""
     file: str
     text: str
     """The whole file after the rewrite."""
