@@ -3,6 +3,10 @@
 Students install this package, and a worker may import it, so the answers must not be in it. The
 grader loads each reference by file path from the course's `references/` folder: the one named by
 AUTOGRADER_REFERENCES, or the one beside the package in a source checkout (an editable install).
+
+The same file is the teacher's side of the exercise: besides REFERENCE (the intended math) it holds the
+exercise's catalogue of known submissions (BROKEN, CORRECT, WRONG, SAYS), which `known_submissions`
+reads for the tests and the sample class.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ import os
 import sys
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 ENV = "AUTOGRADER_REFERENCES"
@@ -21,7 +26,9 @@ ENV = "AUTOGRADER_REFERENCES"
 
 _CHECKOUT_REFERENCES = Path(__file__).resolve().parent.parent / "references"
 
+_modules: dict[Path, ModuleType] = {}
 _loaded: dict[Path, Mapping[str, Any]] = {}
+_catalogues: dict[Path, KnownSubmissions] = {}
 _lock = threading.Lock()
 
 
@@ -39,6 +46,75 @@ def references_dir() -> Path | None:
 
 def load_reference(exercise_id: str) -> Mapping[str, Any]:
     """The namespace the exercise's reference defines (its REFERENCE dict), loaded once per file."""
+    path, module = _module(exercise_id)
+    with _lock:
+        if path not in _loaded:
+            reference = getattr(module, "REFERENCE", None)
+            if not isinstance(reference, Mapping) or not all(isinstance(k, str) for k in reference):
+                raise TypeError(f"{path} must define REFERENCE, a dict from the names the exercise defines to objects")
+            _loaded[path] = MappingProxyType(dict(reference))
+        return _loaded[path]
+
+
+@dataclass(frozen=True)
+class KnownSubmissions:
+    """An exercise's catalogue of known submissions, as its references/<id>.py writes them (the teacher's
+    side: the tests grade every entry, the sample class is made from them; students never get them)."""
+
+    broken: str
+    """BROKEN: the report's code, the bug kept; it scores less than full marks."""
+    correct: Mapping[str, str]
+    """CORRECT: name -> code that scores full marks (an honest alternative to the solution)."""
+    wrong: Mapping[str, tuple[str, frozenset[str]]]
+    """WRONG: name -> (code, the checks that must fail for it): a plausible fix that is not one."""
+    says: Mapping[str, tuple[str, ...]]
+    """SAYS (optional): name of a WRONG entry -> words the feedback of its failing checks must contain."""
+
+
+def known_submissions(exercise_id: str) -> KnownSubmissions:
+    """The catalogue of known submissions in references/<id>.py (BROKEN, CORRECT, WRONG and SAYS), checked."""
+    path, module = _module(exercise_id)
+    with _lock:
+        if path not in _catalogues:
+            _catalogues[path] = _catalogue(path, vars(module))
+        return _catalogues[path]
+
+
+def _catalogue(path: Path, names: Mapping[str, Any]) -> KnownSubmissions:
+    def bad(what: str) -> TypeError:
+        return TypeError(f"{path}: {what} (see references/README.md)")
+
+    def strings(value: object) -> tuple[str, ...] | None:
+        """A name or a collection of names, as a tuple; None for anything else."""
+        if isinstance(value, str):
+            return (value,)
+        items = tuple(value) if isinstance(value, (tuple, list, set, frozenset)) else ()
+        return items if items and all(isinstance(i, str) for i in items) else None
+
+    broken, correct, wrong, says = (names.get(n) for n in ("BROKEN", "CORRECT", "WRONG", "SAYS"))
+    if not isinstance(broken, str) or not broken.strip():
+        raise bad("BROKEN must be the code of the report, a non-empty string")
+    if not isinstance(correct, Mapping) or not correct or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in correct.items()):
+        raise bad("CORRECT must be a non-empty dict from a name to code that scores full marks")
+    if not isinstance(wrong, Mapping) or not wrong:
+        raise bad("WRONG must be a non-empty dict from a name to (code, the check or checks that must fail)")
+    fails: dict[str, tuple[str, frozenset[str]]] = {}
+    for name, entry in wrong.items():
+        checks = strings(entry[1]) if isinstance(entry, tuple) and len(entry) == 2 else None
+        if checks is None or not isinstance(name, str) or not isinstance(entry[0], str):
+            raise bad(f"WRONG[{name!r}] must be (code, a check name or a set of check names)")
+        fails[name] = (entry[0], frozenset(checks))
+    said: dict[str, tuple[str, ...]] = {}
+    for name, words in (says or {}).items():
+        if name not in fails or strings(words) is None:
+            raise bad(f"SAYS[{name!r}] must name an entry of WRONG and give the words its feedback must contain")
+        said[name] = strings(words)
+    return KnownSubmissions(broken, MappingProxyType(dict(correct)), MappingProxyType(fails), MappingProxyType(said))
+
+
+def _module(exercise_id: str) -> tuple[Path, ModuleType]:
+    """The executed references/<id>.py, once per file."""
     folder = references_dir()
     path = folder / f"{exercise_id}.py" if folder is not None else None
     if path is None or not path.is_file():
@@ -50,12 +126,12 @@ def load_reference(exercise_id: str) -> Mapping[str, Any]:
         )
     path = path.resolve()
     with _lock:
-        if path not in _loaded:
-            _loaded[path] = _execute(path)
-        return _loaded[path]
+        if path not in _modules:
+            _modules[path] = _execute(path)
+        return path, _modules[path]
 
 
-def _execute(path: Path) -> Mapping[str, Any]:
+def _execute(path: Path) -> ModuleType:
     """Runs the file as a module under a private name (in sys.modules, as dataclasses and inspect expect:
     only the grader's process ever loads one)."""
     name = f"_autograder_reference_{path.stem}"
@@ -69,7 +145,4 @@ def _execute(path: Path) -> Mapping[str, Any]:
     except BaseException:
         del sys.modules[name]
         raise
-    reference = getattr(module, "REFERENCE", None)
-    if not isinstance(reference, Mapping) or not all(isinstance(k, str) for k in reference):
-        raise TypeError(f"{path} must define REFERENCE, a dict from the names the exercise defines to objects")
-    return MappingProxyType(dict(reference))
+    return module

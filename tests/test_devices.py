@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from autograder.devices import DeviceError, resolve
+from autograder.exercises import EXERCISES
 from autograder.pipeline import grade_code
 from tests.conftest import solution_code
 
@@ -30,8 +31,7 @@ def test_cuda_without_cuda_is_a_usage_error():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-@pytest.mark.parametrize("exercise_id", ["residual_add", "inplace_dropout", "sliced_input", "rnn_hidden",
-                                         "leaf_sgd", "data_trap", "custom_inplace"])
+@pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
 def test_solutions_score_full_on_cuda(exercise_id):
     result = grade_code(exercise_id, solution_code(exercise_id), devices=("cpu", "cuda"))
     assert result.score == result.max_score, [(t.name, t.output) for t in result.tests if t.status == "failed"]

@@ -3,13 +3,13 @@ works, as in CI), one job after another on one slot, so every attack is followed
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import pytest
 
 from autograder.batch import Settings, grade_batch
 from autograder.exercises import EXERCISES
+from autograder.reference_store import known_submissions
 from autograder.runner.limits import Limits
 from autograder.runner.pool import WarmPool
 from autograder.runner.sandbox import bwrap_problem
@@ -19,8 +19,8 @@ needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason=f"bubblewrap unavailabl
 
 
 def broken_code(exercise_id: str) -> str:
-    """The exercise's documented failure, as its tests write it: code that keeps the bug."""
-    return importlib.import_module(f"tests.exercises.test_{exercise_id}").BROKEN
+    """The exercise's documented failure, as its catalogue (references/<id>.py) writes it: code that keeps the bug."""
+    return known_submissions(exercise_id).broken
 
 
 @pytest.fixture(scope="module")

@@ -1,24 +1,34 @@
-"""The same three promises for every exercise, over each test module's catalogue of fixes.
+"""The same promises for every exercise, over its catalogue of known submissions.
 
-Each `tests/exercises/test_<id>.py` holds BROKEN (the report's code), CORRECT (name -> code: every one
-must score 10/10) and WRONG (name -> (code, the check or set of checks that must fail)), optionally SAYS
-(name -> words the failing check's feedback must contain), plus its exercise's own tests.
+Each `references/<id>.py` holds, beside its REFERENCE, BROKEN (the report's code), CORRECT (name -> code: every
+one must score 10/10) and WRONG (name -> (code, the check or set of checks that must fail)), optionally SAYS
+(name -> words the failing check's feedback must contain); `autograder.reference_store.known_submissions`
+reads them. The exercises come from the registry, so a new exercise is graded here without a change.
 """
 
-import importlib
+import re
 
 import pytest
 
 from autograder.exercises import EXERCISES
+from autograder.reference_store import ENV, known_submissions
 from tests.conftest import failing, solution_code
 
-CATALOGUES = {eid: importlib.import_module(f"tests.exercises.test_{eid}") for eid in EXERCISES}
-CORRECT = [(eid, name) for eid, mod in CATALOGUES.items() for name in sorted(mod.CORRECT)]
-WRONG = [(eid, name) for eid, mod in CATALOGUES.items() for name in sorted(mod.WRONG)]
+CATALOGUES = {eid: known_submissions(eid) for eid in EXERCISES}
+CORRECT = [(eid, name) for eid, known in CATALOGUES.items() for name in sorted(known.correct)]
+WRONG = [(eid, name) for eid, known in CATALOGUES.items() for name in sorted(known.wrong)]
 
 
 def failed_checks(result):
     return [(t.name, t.output) for t in result.tests if t.status == "failed"]
+
+
+@pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
+def test_catalogue_names_checks_the_exercise_has(exercise_id):
+    checks = {c.name for c in EXERCISES[exercise_id].checks}
+    unknown = {name: sorted(must_fail - checks) for name, (_, must_fail) in CATALOGUES[exercise_id].wrong.items()
+               if not must_fail <= checks}
+    assert not unknown, f"WRONG entries name checks {exercise_id} does not have (it has {sorted(checks)}): {unknown}"
 
 
 @pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
@@ -29,25 +39,39 @@ def test_solution_scores_full(grade, exercise_id):
 
 @pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
 def test_broken_report_code_scores_less(grade, exercise_id):
-    result = grade(exercise_id, CATALOGUES[exercise_id].BROKEN)
+    result = grade(exercise_id, CATALOGUES[exercise_id].broken)
     assert result.score < result.max_score
 
 
 @pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True to a scalar")
 @pytest.mark.parametrize("exercise_id, name", CORRECT, ids=[f"{e}-{n}" for e, n in CORRECT])
 def test_correct_alternative_passes(grade, exercise_id, name):
-    result = grade(exercise_id, CATALOGUES[exercise_id].CORRECT[name])
+    result = grade(exercise_id, CATALOGUES[exercise_id].correct[name])
     assert result.score == 10, failed_checks(result)
 
 
 @pytest.mark.parametrize("exercise_id, name", WRONG, ids=[f"{e}-{n}" for e, n in WRONG])
 def test_wrong_fix_fails_for_the_right_reason(grade, exercise_id, name):
-    catalogue = CATALOGUES[exercise_id]
-    code, must_fail = catalogue.WRONG[name]
+    known = CATALOGUES[exercise_id]
+    code, must_fail = known.wrong[name]
     result = grade(exercise_id, code)
     assert result.score < 10
-    must_fail = {must_fail} if isinstance(must_fail, str) else set(must_fail)
-    assert must_fail <= set(failing(result)), [(t.name, t.output) for t in result.tests]
-    for words in getattr(catalogue, "SAYS", {}).get(name, ()):
+    assert must_fail <= failing(result), [(t.name, t.output) for t in result.tests]
+    for words in known.says.get(name, ()):
         output = "\n".join(t.output for t in result.tests if t.name in must_fail)
         assert words in output, output
+
+
+@pytest.mark.parametrize("catalogue, says", [
+    ("", "BROKEN must be"),
+    ("BROKEN = 'x = 1'\nCORRECT = {'a': 'x = 2'}\nWRONG = {}", "WRONG must be"),
+    ("BROKEN = 'x = 1'\nCORRECT = {'a': 'x = 2'}\nWRONG = {'b': 'x = 3'}", "WRONG['b'] must be"),
+    ("BROKEN = 'x = 1'\nCORRECT = {'a': 'x = 2'}\nWRONG = {'b': ('x = 3', 'forward')}\nSAYS = {'c': ('no',)}",
+     "SAYS['c'] must name"),
+])
+def test_an_incomplete_catalogue_is_refused_with_its_file(tmp_path, monkeypatch, catalogue, says):
+    (tmp_path / "toy.py").write_text(f"REFERENCE = {{}}\n{catalogue}\n")
+    monkeypatch.setenv(ENV, str(tmp_path))
+    with pytest.raises(TypeError, match=re.escape(says)) as info:
+        known_submissions("toy")
+    assert str(tmp_path / "toy.py") in str(info.value)
