@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["check"]
+__all__ = ["check", "predict"]
 __version__ = "0.1.0"
 
 
@@ -15,4 +15,8 @@ def __getattr__(name: str) -> Any:
         from .selfcheck import check
 
         return check
+    if name == "predict":  # the module itself, callable: `predict(...)`, then `predict.reveal()`
+        import importlib
+
+        return importlib.import_module(".predict", __name__)
     raise AttributeError(f"module 'autograder' has no attribute {name!r}")

@@ -3,12 +3,15 @@
 Markers, as nbgrader spells them: in a code cell, the lines between `### BEGIN SOLUTION` and
 `### END SOLUTION` become a TODO that raises NotImplementedError, at the marker's indentation; lines
 between `### BEGIN HIDDEN` and `### END HIDDEN` are dropped; a cell tagged `solution-only` (the
-"why this works" note) is dropped whole. Outputs are cleared. A setup cell goes first: on Colab or
-Binder, where the course is not installed, it installs it from the repository so that `check()` works.
+"why this works" note) is dropped whole. In a cell tagged `predict`, the arguments of its `predict(...)`
+call (the solution's prediction, which the solution's run proves right) become `...`, the placeholders
+the student fills in. Outputs are cleared. A setup cell goes first: on Colab or Binder, where the course
+is not installed, it installs it from the repository so that `check()` works.
 """
 
 from __future__ import annotations
 
+import ast
 import copy
 import re
 from dataclasses import dataclass
@@ -20,6 +23,7 @@ import nbformat
 from .files import write_atomically
 
 SOLUTION_ONLY_TAG = "solution-only"
+PREDICT_TAG = "predict"
 _REGION = re.compile(
     r"^(?P<indent>[ \t]*)### BEGIN (?P<kind>SOLUTION|HIDDEN)[^\n]*\n(?P<body>.*?)^[ \t]*### END (?P=kind)[^\n]*(\n|$)",
     re.MULTILINE | re.DOTALL,
@@ -68,6 +72,23 @@ def strip_solutions(source: str) -> str:
     return out
 
 
+def blank_prediction(source: str) -> str:
+    """A `predict` cell as the student gets it: every argument of its `predict(...)` call becomes `...`."""
+    calls = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)
+             and (getattr(n.func, "id", None) == "predict" or getattr(n.func, "attr", None) == "predict")]
+    if len(calls) != 1 or calls[0].args or not calls[0].keywords:
+        raise AssignError("a cell tagged 'predict' holds one predict(...) call, with keyword arguments only")
+    data = source.encode()
+    starts = [0]
+    for line in data.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    values = [k.value for k in calls[0].keywords]
+    spans = [(starts[v.lineno - 1] + v.col_offset, starts[v.end_lineno - 1] + v.end_col_offset) for v in values]
+    for begin, end in sorted(spans, reverse=True):  # ast's offsets count UTF-8 bytes
+        data = data[:begin] + b"..." + data[end:]
+    return data.decode()
+
+
 def has_solution(source: str) -> bool:
     return any(m.group("kind") == "SOLUTION" for m in _REGION.finditer(source))
 
@@ -81,6 +102,8 @@ def exercise_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
             continue
         if cell.cell_type == "code":
             cell.source = strip_solutions(cell.source)
+            if PREDICT_TAG in cell.get("metadata", {}).get("tags", []):
+                cell.source = blank_prediction(cell.source)
             cell.outputs = []
             cell.execution_count = None
         cells.append(cell)

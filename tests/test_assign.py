@@ -1,11 +1,12 @@
 """solutions/ -> exercises/: the TODO replacement, hidden material, and the drift check."""
 
+import ast
 import shutil
 
 import nbformat
 import pytest
 
-from autograder.assign import AssignError, assign, strip_solutions
+from autograder.assign import PREDICT_TAG, AssignError, assign, blank_prediction, strip_solutions
 from tests.conftest import EXERCISE_NOTEBOOKS, SOLUTIONS
 
 
@@ -24,6 +25,24 @@ def test_hidden_region_is_dropped_and_unbalanced_markers_refused():
     assert strip_solutions("a = 1\n### BEGIN HIDDEN\nsecret = 2\n### END HIDDEN\nb = 3\n") == "a = 1\nb = 3\n"
     with pytest.raises(AssignError):
         strip_solutions("### BEGIN SOLUTION\nx = 1\n")
+
+
+def test_a_prediction_becomes_placeholders_and_its_comments_stay():
+    source = ('from autograder import predict\n\n# the guess: \u00e9\npredict(raises=True, tensor="output 0 of Relu",\n'
+              '        found=1, expected=0)  # versions\n')
+    assert blank_prediction(source) == ("from autograder import predict\n\n# the guess: \u00e9\npredict(raises=..., "
+                                        "tensor=...,\n        found=..., expected=...)  # versions\n")
+    for bad in ("x = 1", "predict()", "predict(True)", "predict(raises=True)\npredict(raises=False)"):
+        with pytest.raises(AssignError):
+            blank_prediction(bad)
+
+
+@pytest.mark.parametrize("path", sorted(EXERCISE_NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_exercise_predict_cells_hold_placeholders_only(path):
+    for cell in nbformat.read(path, as_version=4).cells:
+        if PREDICT_TAG in cell.metadata.get("tags", []):
+            (call,) = [n for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Call)]
+            assert [ast.literal_eval(k.value) for k in call.keywords] == [...] * 4
 
 
 def test_repository_exercises_match_solutions():

@@ -1,0 +1,224 @@
+"""`predict(...)` in an exercise notebook: the learner's guess at the error, written before the failure
+cell runs; `predict.reveal()` after it says which parts of the guess were right, and why.
+
+    from autograder import predict
+    predict(raises=True, tensor="output 0 of Relu", found=1, expected=0)   # before the failure cell
+    ...                                                                     # the failure cell
+    predict.reveal()                                                        # right after it
+
+A prediction says what PyTorch's message will say: whether backward raises, which tensor it names (as
+the message does: `output N of OP` for a tensor an op made, else its shape, e.g. `[2, 8, 1]`), and the
+two versions, the one it is at (`found`) and the one it was saved at (`expected`).
+
+In Jupyter, `predict()` watches the cells run after it (an IPython `post_run_cell` callback); `reveal()`
+compares the prediction with what the cell run just before it did. It is feedback for the learner only:
+the grader runs only answer cells (submission.py), and this module never imports torch.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any
+
+PARTS = ("raises", "tensor", "found", "expected")
+
+MESSAGE = re.compile(
+    r"modified by an inplace operation: \[(?P<type>[^\[\]]+) \[(?P<shape>[\d, ]*)\]\]"
+    r"(?:, which is output (?P<output>\d+) of (?P<op>\w+),)? is at version (?P<found>\d+); "
+    r"expected version (?P<expected>\d+) instead"
+)
+"""PyTorch's in-place error, as torch 2.13 words it (`of Relu`) and older releases (`of ReluBackward0`)."""
+
+_SHAPE = re.compile(r"[\[(]\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*[\])]")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The learner's guess; a part left as `...` is not compared."""
+
+    raises: Any = ...
+    tensor: Any = ...
+    found: Any = ...
+    expected: Any = ...
+
+    def missing(self) -> list[str]:
+        """Parts still to fill in: `raises`, and the other three when it raises."""
+        needed = PARTS if self.raises is not False else PARTS[:1]
+        return [p for p in needed if getattr(self, p) is ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the failure cell did: nothing raised (`error` None), or the error's type name and message."""
+
+    error: str | None = None
+    message: str = ""
+
+    @classmethod
+    def of(cls, error: BaseException | None) -> Outcome:
+        return cls() if error is None else cls(type(error).__name__, str(error))
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One part of the prediction, judged: right, wrong, or not given (None)."""
+
+    part: str
+    right: bool | None
+    text: str
+
+
+def _check(raises: Any, tensor: Any, found: Any, expected: Any) -> None:
+    if raises is not ... and not isinstance(raises, bool):
+        raise TypeError(f"raises is True or False, not {raises!r}")
+    for name, version in (("found", found), ("expected", expected)):
+        if version is not ... and (isinstance(version, bool) or not isinstance(version, int) or version < 0):
+            raise TypeError(f"{name} is a version number (0, 1, 2, ...), not {version!r}")
+    shape = isinstance(tensor, (tuple, list)) and all(isinstance(n, int) for n in tensor)
+    if tensor is not ... and not isinstance(tensor, str) and not shape:
+        raise TypeError(f'tensor is a description such as "output 0 of Relu", or a shape such as (2, 8, 1), '
+                        f"not {tensor!r}")
+
+
+def _op_key(word: str) -> str:
+    """`ReluBackward0`, `Relu`, `relu_`, `F.relu` -> `relu`; `LeakyRelu1`, `leaky_relu_` -> `leakyrelu`."""
+    return re.sub(r"(backward)?\d*$", "", word.lower().replace("_", ""))
+
+
+def _shapes(tensor: Any) -> list[list[int]]:
+    if isinstance(tensor, (tuple, list)):
+        return [list(tensor)]
+    return [[int(n) for n in m.group(1).split(",")] for m in _SHAPE.finditer(tensor)]
+
+
+def _mark(part: str, guess: Any, right: bool, actual: str) -> Mark:
+    if guess is ...:
+        return Mark(part, None, f"not predicted; {actual}")
+    return Mark(part, right, actual if right else f"you said {guess!r}; {actual}")
+
+
+def _tensor_mark(tensor: Any, said: re.Match[str]) -> Mark:
+    shape = [int(n) for n in said["shape"].split(",") if n.strip()]
+    named = f"[{said['type']} {shape}]"
+    if said["op"]:
+        named = f"output {said['output']} of {said['op']} {named}"
+        why = "the saved tensor, named after the op that made it, not after the line that changed it"
+    else:
+        why = "the saved tensor; it needs no gradient, so no op is named, only its type and shape"
+    words = {_op_key(w) for w in re.split(r"[^A-Za-z0-9_]+", tensor)} if isinstance(tensor, str) else set()
+    right = (said["op"] is not None and _op_key(said["op"]) in words) or (tensor is not ... and shape in _shapes(tensor))
+    return _mark("tensor", tensor, right, f"it is {named}: {why}.")
+
+
+def marks(prediction: Prediction, outcome: Outcome) -> list[Mark]:
+    """Each part of the prediction against what happened, with a short explanation."""
+    said = MESSAGE.search(outcome.message) if outcome.error else None
+    if outcome.error is None:
+        happened = "it ran without an error: nothing backward needed was changed in place after it was saved."
+    elif said:
+        happened = "it raised the in-place error."
+    else:
+        first = outcome.message.splitlines()[0] if outcome.message else ""
+        happened = (f"it raised {outcome.error} ({first[:120]}), not the in-place error; if that was not the "
+                    "failure cell, run the failure cell, then this one.")
+    out = [_mark("raises", prediction.raises, prediction.raises is (outcome.error is not None), happened)]
+    if said is None:
+        return out
+    out.append(_tensor_mark(prediction.tensor, said))
+    meaning = {"found": "the version the tensor is at now, when backward reads it",
+               "expected": "the version it was at when it was saved"}
+    for part in ("found", "expected"):
+        guess, actual = getattr(prediction, part), int(said[part])
+        out.append(_mark(part, guess, guess == actual, f"it is {actual}: {meaning[part]}."))
+    return out
+
+
+def feedback(prediction: Prediction, outcome: Outcome) -> str:
+    """What `reveal()` prints."""
+    judged = marks(prediction, outcome)
+    label = {True: "right", False: "wrong", None: "-"}
+    lines = ["Your prediction, against what the failure cell did:"]
+    lines += [f"  {m.part:<9} {label[m.right]:<6} {m.text}" for m in judged]
+    given = [m for m in judged if m.right is not None]
+    summary = (f"{sum(bool(m.right) for m in given)} of {len(given)} predicted parts right." if given else
+               "Nothing was predicted: next time, fill in predict(...) before you run the failure cell.")
+    said = MESSAGE.search(outcome.message) if outcome.error else None
+    if said:
+        bumps = int(said["found"]) - int(said["expected"])
+        changes = "one in-place change" if bumps == 1 else f"{bumps} in-place changes"
+        summary += (f" found - expected = {bumps}: {changes} (an in-place op, an `out=` op or `mark_dirty`) to "
+                    "this tensor or a view of it since it was saved.")
+    return "\n".join([*lines, summary])
+
+
+class _Watch:
+    """In the learner's kernel: the latest prediction and the outcome of the cell run last since it."""
+
+    def __init__(self) -> None:
+        self.prediction: Prediction | None = None
+        self.outcome: Outcome | None = None
+        self.shell: Any = None
+        self.skip = False  # the cell that called predict() or reveal() is not the failure cell
+
+    def attach(self) -> None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return
+        shell = get_ipython()
+        if shell is not None and shell is not self.shell:
+            shell.events.register("post_run_cell", self._after_cell)
+            self.shell = shell
+
+    def _after_cell(self, result: Any) -> None:
+        if self.skip:
+            self.skip = False
+            return
+        self.outcome = Outcome.of(result.error_before_exec or result.error_in_exec)
+
+
+_watch = _Watch()
+
+
+def predict(raises: Any = ..., tensor: Any = ..., found: Any = ..., expected: Any = ...) -> None:
+    """Notes your prediction of the failure cell below: does backward raise, which tensor does the message
+    name (`"output 0 of Relu"`, or a shape like `(2, 8, 1)`), and at which versions (found, expected)?"""
+    _check(raises, tensor, found, expected)
+    prediction = Prediction(raises, tensor, found, expected)
+    _watch.prediction, _watch.outcome, _watch.skip = prediction, None, True
+    _watch.attach()
+    missing = prediction.missing()
+    if missing:
+        print(f"Fill in your prediction: replace the ... after {', '.join(missing)} with your guesses, then "
+              "run this cell again. (Nothing here is graded.)")
+    else:
+        shown = ", ".join(f"{p}={getattr(prediction, p)!r}" for p in PARTS if getattr(prediction, p) is not ...)
+        print(f"Prediction noted ({shown}). Now run the failure cell, then the cell after it.")
+
+
+def reveal() -> None:
+    """Compares your prediction with what the cell run just before this one did, and prints the result."""
+    _watch.skip = True
+    if _watch.prediction is None:
+        print("No prediction yet: run the predict(...) cell above the failure cell, then the failure cell, "
+              "then this one.")
+    elif _watch.shell is None:
+        print("reveal() compares your prediction with the cell run before it, in Jupyter; run the notebook "
+              "there, from the predict(...) cell down.")
+    elif _watch.outcome is None:
+        print("Run the failure cell (just below your prediction) first, then this cell.")
+    else:
+        print(feedback(_watch.prediction, _watch.outcome))
+
+
+class _CallableModule(types.ModuleType):
+    """`from autograder import predict` gives this module; calling it makes the prediction."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        return predict(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
