@@ -1,4 +1,4 @@
-"""Reference of exercise 7, custom_inplace: `leaky_relu_` as an autograd Function that changes x in place.
+"""Reference of custom_inplace: `leaky_relu_` as an autograd Function that changes x in place.
 
 Forward scales the negatives in place and says so (`ctx.mark_dirty`), then saves its output with
 `save_for_backward`, so that a later in-place change of the result makes backward raise; backward reads

@@ -1,4 +1,4 @@
-"""Reference of exercise 6, data_trap: the weight normalised out of place, visibly to autograd.
+"""Reference of data_trap: the weight normalised out of place, visibly to autograd.
 
 `weight.data.div_(norm)` hides the division from autograd (wrong gradients) and overwrites the
 caller's weight; dividing into a new tensor does neither.

@@ -1,4 +1,4 @@
-"""Reference of exercise 2, inplace_dropout: the classifier head with dropout out of place.
+"""Reference of inplace_dropout: the classifier head with dropout out of place.
 
 `relu` saves its output for backward; `F.dropout(..., inplace=True)` would overwrite it, so dropout
 writes a new tensor: fc(dropout(relu(proj(x)), p=drop_rate)), no dropout in eval mode.

@@ -1,4 +1,4 @@
-"""Reference of exercise 5, leaf_sgd: plain SGD, in place, outside autograd's recording.
+"""Reference of leaf_sgd: plain SGD, in place, outside autograd's recording.
 
 Under `torch.no_grad()` autograd accepts an in-place change of a leaf that requires grad, and the
 change is still made on the tensor itself (its version counter moves, unlike through `.data`).

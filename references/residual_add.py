@@ -1,4 +1,4 @@
-"""Reference of exercise 1, residual_add: the intended math, out of place.
+"""Reference of residual_add: the intended math, out of place.
 
 `relu` saves its output for backward, so the residual is added into a new tensor (`... + x`), never
 into relu's output (`out += x`, the bug of the exercise).

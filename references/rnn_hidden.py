@@ -1,4 +1,4 @@
-"""Reference of exercise 4, rnn_hidden: truncated BPTT, one optimizer step per chunk.
+"""Reference of rnn_hidden: truncated BPTT, one optimizer step per chunk.
 
 The state carried into the next chunk is detached: it keeps its values but not the previous chunk's
 graph, whose saved weights `optimizer.step()` has since changed in place. Losses come back as Python

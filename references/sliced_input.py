@@ -1,4 +1,4 @@
-"""Reference of exercise 3, sliced_input: the second pass reads new tensors; nothing is written.
+"""Reference of sliced_input: the second pass reads new tensors; nothing is written.
 
 The first pass saves its input (embedding keeps the token indices, `mul` keeps the mask), so the
 predicted label's tokens are not written into `tokens[:, -3:]`: `torch.cat` builds the second pass's

@@ -1,4 +1,4 @@
-"""Exercise 7: an in-place op of your own that autograd can check.
+"""The exercise custom_inplace: an in-place op of your own that autograd can check.
 
 A `torch.autograd.Function` that changes its input must say so (`ctx.mark_dirty`), or autograd keeps
 the input's old history and returns a new view instead of the tensor itself; and it must save its
@@ -72,7 +72,7 @@ F64 = (torch.float64,)
 
 EXERCISE = Exercise(
     id="custom_inplace",
-    number=7,
+    number=11,
     title="An in-place op of your own",
     defines=(Symbol("leaky_relu_", "function", ("x", "slope")),),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),

@@ -1,4 +1,4 @@
-"""Exercise 6: `.data` used to dodge the in-place error, giving silently wrong gradients.
+"""The exercise data_trap: `.data` used to dodge the in-place error, giving silently wrong gradients.
 
 Normalising a weight in place raises the leaf error; `weight.data.div_(...)` silences it, but autograd
 never sees the division, so the weight's gradient misses the normalisation (and the caller's weight
@@ -57,7 +57,7 @@ F64 = (torch.float64,)
 
 EXERCISE = Exercise(
     id="data_trap",
-    number=6,
+    number=2,
     title="The .data trap",
     defines=(Symbol("normalized_linear", "function", ("x", "weight")),),
     failure=ExpectedError("RuntimeError", LEAF_INPLACE_ERROR),

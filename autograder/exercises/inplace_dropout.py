@@ -1,4 +1,4 @@
-"""Exercise 2: `F.dropout(..., inplace=True)` after a ReLU in a classifier head (seed 000, timm MobileNetV4).
+"""The exercise inplace_dropout: `F.dropout(..., inplace=True)` after a ReLU in a classifier head (seed 000, timm MobileNetV4).
 
 `relu` saves its output for backward; in-place dropout overwrites that output, so backward raises, in
 float32 and under autocast alike. Dropout is random, so no check compares with one random stream: the
@@ -275,7 +275,7 @@ F32, F64 = (torch.float32,), (torch.float64,)
 
 EXERCISE = Exercise(
     id="inplace_dropout",
-    number=2,
+    number=4,
     title="In-place dropout",
     defines=(Symbol("ClassifierHead", "class", ("in_features", "num_classes", "drop_rate")),),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),

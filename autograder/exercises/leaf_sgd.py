@@ -1,4 +1,4 @@
-"""Exercise 5: `w -= lr * w.grad` on a leaf that requires grad.
+"""The exercise leaf_sgd: `w -= lr * w.grad` on a leaf that requires grad.
 
 Autograd refuses in-place changes to a leaf it records, so a hand-written SGD step must step outside
 the recording (`torch.no_grad()`) while still changing the same tensor, in place, visibly to autograd
@@ -116,7 +116,7 @@ ALL = (PUBLIC, TENSORS, LINEAR)
 
 EXERCISE = Exercise(
     id="leaf_sgd",
-    number=5,
+    number=1,
     title="The leaf update",
     defines=(Symbol("sgd_step", "function", ("params", "lr")),),
     failure=ExpectedError("RuntimeError", LEAF_INPLACE_ERROR),

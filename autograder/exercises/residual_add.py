@@ -1,4 +1,4 @@
-"""Exercise 1: `+=` on the output of a ReLU in a residual block (seed 001).
+"""The exercise residual_add: `+=` on the output of a ReLU in a residual block (seed 001).
 
 `relu` saves its output for backward; `out += x` changes that output in place, so backward raises.
 """
@@ -80,7 +80,7 @@ F64 = (torch.float64,)
 
 EXERCISE = Exercise(
     id="residual_add",
-    number=1,
+    number=3,
     title="The += residual",
     defines=(Symbol("ResidualBlock", "class", ("channels",)),),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),

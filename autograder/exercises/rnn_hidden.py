@@ -1,4 +1,4 @@
-"""Exercise 4: carrying an RNN's hidden state across training steps (seed 003).
+"""The exercise rnn_hidden: carrying an RNN's hidden state across training steps (seed 003).
 
 The carried state still holds the previous chunk's graph. With `retain_graph=True` the next backward
 walks into that graph, whose saved weights `optimizer.step()` has since changed in place, so it raises.
@@ -290,7 +290,7 @@ HIDDEN = (RNN, GRU, LSTM)
 
 EXERCISE = Exercise(
     id="rnn_hidden",
-    number=4,
+    number=7,
     title="The carried hidden state",
     defines=(Symbol("train_tbptt", "function", ("model", "chunks", "targets", "state0", "optimizer", "loss_fn")),),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),

@@ -1,4 +1,4 @@
-"""Exercise 3: writing predicted label tokens into a slice of the input between two passes (seed 002).
+"""The exercise sliced_input: writing predicted label tokens into a slice of the input between two passes (seed 002).
 
 The first pass saves the input: embedding keeps the token indices, `mul` keeps the mask. Writing
 `tokens[:, -3:]` and `mask[:, -3:]` in place before backward changes both, so backward raises. The
@@ -184,7 +184,7 @@ FORWARD = (PUBLIC, HIDDEN, SINGLE)
 
 EXERCISE = Exercise(
     id="sliced_input",
-    number=3,
+    number=5,
     title="The sliced input",
     defines=(Symbol("TwoStageClassifier", "class", ("vocab_size", "dim", "num_a", "num_b", "label_tokens")),),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),

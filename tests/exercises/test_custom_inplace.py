@@ -1,4 +1,4 @@
-"""Exercise 7 (custom_inplace): its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
+"""custom_inplace: its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
 references/custom_inplace.py, and tests/exercises/test_catalogue.py grades every entry."""
 
 from autograder.reference_store import known_submissions

@@ -1,4 +1,4 @@
-"""Exercise 6 (data_trap): its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
+"""data_trap: its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
 references/data_trap.py, and tests/exercises/test_catalogue.py grades every entry."""
 
 from autograder.reference_store import known_submissions

@@ -1,4 +1,4 @@
-"""Exercise 2 (inplace_dropout): its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
+"""inplace_dropout: its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
 references/inplace_dropout.py, and tests/exercises/test_catalogue.py grades every entry."""
 
 import nbformat

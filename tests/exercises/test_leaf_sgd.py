@@ -1,4 +1,4 @@
-"""Exercise 5 (leaf_sgd): its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
+"""leaf_sgd: its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
 references/leaf_sgd.py, and tests/exercises/test_catalogue.py grades every entry."""
 
 from autograder.reference_store import known_submissions

@@ -1,4 +1,4 @@
-"""Exercise 1 (residual_add): its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
+"""residual_add: its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
 references/residual_add.py, and tests/exercises/test_catalogue.py grades every entry."""
 
 from autograder.reference_store import known_submissions

@@ -1,4 +1,4 @@
-"""Exercise 4 (rnn_hidden): its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
+"""rnn_hidden: its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
 references/rnn_hidden.py, and tests/exercises/test_catalogue.py grades every entry."""
 
 from autograder.reference_store import known_submissions

@@ -1,4 +1,4 @@
-"""Exercise 3 (sliced_input): its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
+"""sliced_input: its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
 references/sliced_input.py, and tests/exercises/test_catalogue.py grades every entry."""
 
 import time
