@@ -6,9 +6,11 @@ cell runs; `predict.reveal()` after it says which parts of the guess were right,
     ...                                                                     # the failure cell
     predict.reveal()                                                        # right after it
 
-A prediction says what PyTorch's message will say: whether backward raises, which tensor it names (as
-the message does: `output N of OP` for a tensor an op made, else its shape, e.g. `[2, 8, 1]`), and the
-two versions, the one it is at (`found`) and the one it was saved at (`expected`).
+A prediction says what PyTorch's message will say: whether it raises, and `when` (at the in-place write
+itself, as for a view of `chunk` or a leaf, or at backward, when a saved tensor's version has moved); for
+an error at backward, which tensor it names (as the message does: `output N of OP` for a tensor an op
+made, else its shape, e.g. `[2, 8, 1]`), and the two versions, the one it is at (`found`) and the one it
+was saved at (`expected`). A notebook asks for the parts that fit its failure; the others stay unasked.
 
 In Jupyter, `predict()` watches the cells run after it (an IPython `post_run_cell` callback); `reveal()`
 compares the prediction with what the cell run just before it did. It is feedback for the learner only:
@@ -23,7 +25,10 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-PARTS = ("raises", "tensor", "found", "expected")
+PARTS = ("raises", "when", "tensor", "found", "expected")
+WHEN = ("write", "backward")
+"""When the error comes: at the in-place write itself (a view autograd cannot rebase, a leaf), or at
+backward (the version check of a saved tensor)."""
 
 MESSAGE = re.compile(
     r"modified by an inplace operation: \[(?P<type>[^\[\]]+) \[(?P<shape>[\d, ]*)\]\]"
@@ -32,20 +37,29 @@ MESSAGE = re.compile(
 )
 """PyTorch's in-place error, as torch 2.13 words it (`of Relu`) and older releases (`of ReluBackward0`)."""
 
+AT_THE_WRITE = re.compile(
+    r"is a view and (is being|its base or another view of its base has been) modified inplace"
+    r"|a (view of a )?leaf Variable that requires grad (is being|has been) used in an in-place operation"
+)
+"""The in-place errors raised by the write itself, before any backward: they name no saved tensor and no
+versions (the view of a multi-output function or of a custom Function, a leaf)."""
+
 _SHAPE = re.compile(r"[\[(]\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*[\])]")
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """The learner's guess; a part left as `...` is not compared."""
+    """The learner's guess. A part left as `...` is still to fill in; one not asked (None) is not asked for.
+    Neither is compared."""
 
     raises: Any = ...
-    tensor: Any = ...
-    found: Any = ...
-    expected: Any = ...
+    tensor: Any = None
+    found: Any = None
+    expected: Any = None
+    when: Any = None
 
     def missing(self) -> list[str]:
-        """Parts still to fill in: `raises`, and the other three when it raises."""
+        """Parts still to fill in (`...`): `raises`, and the others the cell asks for when it raises."""
         needed = PARTS if self.raises is not False else PARTS[:1]
         return [p for p in needed if getattr(self, p) is ...]
 
@@ -71,14 +85,20 @@ class Mark:
     text: str
 
 
-def _check(raises: Any, tensor: Any, found: Any, expected: Any) -> None:
+def _given(value: Any) -> bool:
+    return value is not ... and value is not None
+
+
+def _check(raises: Any, tensor: Any, found: Any, expected: Any, when: Any = None) -> None:
     if raises is not ... and not isinstance(raises, bool):
         raise TypeError(f"raises is True or False, not {raises!r}")
+    if _given(when) and when not in WHEN:
+        raise TypeError(f'when is "write" (the in-place write itself raises) or "backward", not {when!r}')
     for name, version in (("found", found), ("expected", expected)):
-        if version is not ... and (isinstance(version, bool) or not isinstance(version, int) or version < 0):
+        if _given(version) and (isinstance(version, bool) or not isinstance(version, int) or version < 0):
             raise TypeError(f"{name} is a version number (0, 1, 2, ...), not {version!r}")
     shape = isinstance(tensor, (tuple, list)) and all(isinstance(n, int) for n in tensor)
-    if tensor is not ... and not isinstance(tensor, str) and not shape:
+    if _given(tensor) and not isinstance(tensor, str) and not shape:
         raise TypeError(f'tensor is a description such as "output 0 of Relu", or a shape such as (2, 8, 1), '
                         f"not {tensor!r}")
 
@@ -95,7 +115,7 @@ def _shapes(tensor: Any) -> list[list[int]]:
 
 
 def _mark(part: str, guess: Any, right: bool, actual: str) -> Mark:
-    if guess is ...:
+    if not _given(guess):
         return Mark(part, None, f"not predicted; {actual}")
     return Mark(part, right, actual if right else f"you said {guess!r}; {actual}")
 
@@ -109,24 +129,36 @@ def _tensor_mark(tensor: Any, said: re.Match[str]) -> Mark:
     else:
         why = "the saved tensor; it needs no gradient, so no op is named, only its type and shape"
     words = {_op_key(w) for w in re.split(r"[^A-Za-z0-9_]+", tensor)} if isinstance(tensor, str) else set()
-    right = (said["op"] is not None and _op_key(said["op"]) in words) or (tensor is not ... and shape in _shapes(tensor))
+    right = (said["op"] is not None and _op_key(said["op"]) in words) or (_given(tensor) and shape in _shapes(tensor))
     return _mark("tensor", tensor, right, f"it is {named}: {why}.")
 
 
 def marks(prediction: Prediction, outcome: Outcome) -> list[Mark]:
     """Each part of the prediction against what happened, with a short explanation."""
     said = MESSAGE.search(outcome.message) if outcome.error else None
+    at_write = AT_THE_WRITE.search(outcome.message) if outcome.error and not said else None
     if outcome.error is None:
         happened = "it ran without an error: nothing backward needed was changed in place after it was saved."
     elif said:
         happened = "it raised the in-place error."
+    elif at_write:
+        happened = f"it raised at the in-place write itself ({at_write.group(0)})."
     else:
         first = outcome.message.splitlines()[0] if outcome.message else ""
         happened = (f"it raised {outcome.error} ({first[:120]}), not the in-place error; if that was not the "
                     "failure cell, run the failure cell, then this one.")
     out = [_mark("raises", prediction.raises, prediction.raises is (outcome.error is not None), happened)]
+    if at_write:
+        out.append(_mark("when", prediction.when, prediction.when == "write", "at the write, in forward: "
+                         "autograd refuses the in-place op before any backward runs."))
+        none = "this error names no saved tensor and no versions: nothing was saved and checked yet."
+        out += [_mark(p, getattr(prediction, p), False, none) for p in ("tensor", "found", "expected")
+                if _given(getattr(prediction, p))]
+        return out
     if said is None:
         return out
+    out.append(_mark("when", prediction.when, prediction.when == "backward", "at backward: the write itself "
+                     "was allowed, and backward found a saved tensor at another version."))
     out.append(_tensor_mark(prediction.tensor, said))
     meaning = {"found": "the version the tensor is at now, when backward reads it",
                "expected": "the version it was at when it was saved"}
@@ -183,11 +215,13 @@ class _Watch:
 _watch = _Watch()
 
 
-def predict(raises: Any = ..., tensor: Any = ..., found: Any = ..., expected: Any = ...) -> None:
-    """Notes your prediction of the failure cell below: does backward raise, which tensor does the message
+def predict(raises: Any = ..., tensor: Any = None, found: Any = None, expected: Any = None,
+            when: Any = None) -> None:
+    """Notes your prediction of the failure cell below: does it raise, `when` ("write": the in-place write
+    itself is refused; "backward": backward finds a changed saved tensor), which tensor does the message
     name (`"output 0 of Relu"`, or a shape like `(2, 8, 1)`), and at which versions (found, expected)?"""
-    _check(raises, tensor, found, expected)
-    prediction = Prediction(raises, tensor, found, expected)
+    _check(raises, tensor, found, expected, when)
+    prediction = Prediction(raises, tensor, found, expected, when)
     _watch.prediction, _watch.outcome, _watch.skip = prediction, None, True
     _watch.attach()
     missing = prediction.missing()
@@ -195,7 +229,7 @@ def predict(raises: Any = ..., tensor: Any = ..., found: Any = ..., expected: An
         print(f"Fill in your prediction: replace the ... after {', '.join(missing)} with your guesses, then "
               "run this cell again. (Nothing here is graded.)")
     else:
-        shown = ", ".join(f"{p}={getattr(prediction, p)!r}" for p in PARTS if getattr(prediction, p) is not ...)
+        shown = ", ".join(f"{p}={getattr(prediction, p)!r}" for p in PARTS if _given(getattr(prediction, p)))
         print(f"Prediction noted ({shown}). Now run the failure cell, then the cell after it.")
 
 

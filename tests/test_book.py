@@ -40,7 +40,7 @@ HTML = BOOK / "_build" / "html"
 SCREENSHOTS = BOOK / "_build" / "screenshots"
 PROMISE = "expect"
 # Chapters whose every section must prove its claims with `assert` (issue 4).
-ASSERTED = ("02_", "03_", "04_", "05_", "06_", "09_")
+ASSERTED = ("02_", "03_", "04_", "05_", "06_", "09_", "10_")
 
 
 def tags(cell) -> list[str]:
@@ -213,7 +213,7 @@ UNEXPECTED_TRACEBACKS = """() => [...document.querySelectorAll('.cell_output')]
   .map(out => out.textContent.slice(0, 300))"""
 
 
-SCREENSHOT_PAGES = ("chapters/08_case_studies.html", "exercises/01_residual_add.html")
+SCREENSHOT_PAGES = ("chapters/08_case_studies.html", "exercises/03_residual_add.html")
 """Kept in book/_build/screenshots as test artifacts (not committed)."""
 
 

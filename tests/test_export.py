@@ -24,8 +24,8 @@ from autograder.runner.pool import PoolError
 from tests.conftest import ROOT, SOLUTIONS
 
 CLASS = ROOT / "samples" / "class"
-CORRECT = CLASS / "ada" / "06_data_trap.ipynb"
-WRONG = CLASS / "dan" / "06_data_trap.ipynb"
+CORRECT = CLASS / "ada" / "02_data_trap.ipynb"
+WRONG = CLASS / "dan" / "02_data_trap.ipynb"
 GRADESCOPE_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 VENV_BIN = str(Path(sys.executable).parent)  # the platform's python3 is this one, with the package installed
 
@@ -123,7 +123,7 @@ def test_gradescope_grades_a_correct_and_a_wrong_submission(gradescope_zip, tmp_
 
 def test_gradescope_malformed_and_wrong_notebook(gradescope_zip, tmp_path, monkeypatch):
     monkeypatch.setattr(gradescope, "make_runner", FakeRunner(broken={"data_trap"}))  # no answer code runs here
-    empty = tmp_path / "06_data_trap.ipynb"
+    empty = tmp_path / "02_data_trap.ipynb"
     empty.write_text("")
     root = gradescope_root(tmp_path / "m", gradescope_zip, empty)
     assert gradescope.run(root) == 0
@@ -139,15 +139,15 @@ def test_gradescope_malformed_and_wrong_notebook(gradescope_zip, tmp_path, monke
     root = gradescope_root(tmp_path / "n", gradescope_zip, None)
     assert gradescope.run(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
-    assert data["score"] == 0 and "Submit 06_data_trap.ipynb" in data["output"]
+    assert data["score"] == 0 and "Submit 02_data_trap.ipynb" in data["output"]
 
 
 def test_two_copies_of_one_exercise_say_which_was_graded(tmp_path):
-    for name in ("06_data_trap.ipynb", "06_data_trap (1).ipynb"):
+    for name in ("02_data_trap.ipynb", "02_data_trap (1).ipynb"):
         (tmp_path / name).write_text("")
     (result,) = grade_folder(tmp_path, BundleConfig(("data_trap",)), runner=None)  # unreadable: never run
     assert result.status == "malformed"
-    assert "(Graded 06_data_trap (1).ipynb; not graded: 06_data_trap.ipynb.)" in result.output
+    assert "(Graded 02_data_trap (1).ipynb; not graded: 02_data_trap.ipynb.)" in result.output
 
 
 class FakeRunner:
@@ -185,7 +185,7 @@ def config_root(tmp: Path, config: BundleConfig, files: list[Path]) -> Path:
 def test_gradescope_grader_fault_on_one_exercise_keeps_the_others(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(gradescope, "make_runner", FakeRunner(broken={"data_trap"}))
     config = BundleConfig(("residual_add", "data_trap"))
-    root = config_root(tmp_path, config, [SOLUTIONS / "01_residual_add.ipynb", SOLUTIONS / "06_data_trap.ipynb"])
+    root = config_root(tmp_path, config, [SOLUTIONS / "01_residual_add.ipynb", SOLUTIONS / "02_data_trap.ipynb"])
     assert gradescope.run(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 10  # residual_add graded as usual
@@ -204,7 +204,7 @@ def test_gradescope_writes_results_when_the_worker_will_not_start(tmp_path, monk
         raise PoolError("worker slot 0 did not start")
 
     monkeypatch.setattr(gradescope, "make_runner", no_pool)
-    root = config_root(tmp_path, BundleConfig(("residual_add", "data_trap")), [SOLUTIONS / "06_data_trap.ipynb"])
+    root = config_root(tmp_path, BundleConfig(("residual_add", "data_trap")), [SOLUTIONS / "02_data_trap.ipynb"])
     assert gradescope.run(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     by_tag = {t["tags"][0]: t for t in data["tests"]}
@@ -228,7 +228,7 @@ def test_gradescope_execution_time_is_the_runs_wall_clock(tmp_path, monkeypatch)
             return self
 
     monkeypatch.setattr(gradescope, "make_runner", SlowStart())
-    root = config_root(tmp_path, BundleConfig(("data_trap",)), [SOLUTIONS / "06_data_trap.ipynb"])
+    root = config_root(tmp_path, BundleConfig(("data_trap",)), [SOLUTIONS / "02_data_trap.ipynb"])
     start = time.perf_counter()
     gradescope.run(root)
     wall = time.perf_counter() - start
@@ -241,19 +241,19 @@ def test_gradescope_unmatched_files_name_the_files_expected(tmp_path, monkeypatc
     notes = tmp_path / "notes.py"
     notes.write_text("print('my scratch work')\n")
     config = BundleConfig(("residual_add", "data_trap"))
-    root = config_root(tmp_path, config, [SOLUTIONS / "06_data_trap.ipynb", CLASS / "ada" / "05_leaf_sgd.ipynb", notes])
+    root = config_root(tmp_path, config, [SOLUTIONS / "02_data_trap.ipynb", CLASS / "ada" / "05_leaf_sgd.ipynb", notes])
     assert gradescope.run(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 10
     note = data["output"].splitlines()[-1]
     assert note.startswith("Not graded: ") and "notes.py (it is none of this assignment's exercises)" in note
     assert "05_leaf_sgd.ipynb (the notebook of exercise leaf_sgd, which this assignment does not grade)" in note
-    assert "grades 01_residual_add.ipynb, 06_data_trap.ipynb" in note
+    assert "grades 01_residual_add.ipynb, 02_data_trap.ipynb" in note
 
 
 def test_results_are_roots_to_write_and_the_grader_files_roots_alone(tmp_path, monkeypatch):
     monkeypatch.setattr(gradescope, "make_runner", FakeRunner())
-    root = config_root(tmp_path, BundleConfig(("data_trap",)), [SOLUTIONS / "06_data_trap.ipynb"])
+    root = config_root(tmp_path, BundleConfig(("data_trap",)), [SOLUTIONS / "02_data_trap.ipynb"])
     gradescope.run(root)
     mode = {name: stat.S_IMODE((root / name).stat().st_mode) for name in ("source", "submission", "results")}
     assert mode == {"source": 0o700, "submission": 0o700, "results": 0o755}
@@ -264,7 +264,7 @@ def fake_result(exercise="data_trap", score=3.0, status=Status.FAILED):
     tests = (Check("forward", 3, 3, Status.PASSED, "", "visible", "forward matches"),
              Check("gradients", 0, 7, Status.FAILED, "Gradient differs (in scenario 'batch').", "after_due_date",
                         "secret description of the hidden check"))
-    return Result(exercise, "06_data_trap.ipynb", status, score, 10, f"{score:g}/10 points.", tests,
+    return Result(exercise, "02_data_trap.ipynb", status, score, 10, f"{score:g}/10 points.", tests,
                   extra={"stdout": "SECRET-STDOUT printed on hidden inputs"})
 
 
@@ -362,7 +362,7 @@ def grade_root(tmp: Path, course: Path, submission: Path) -> Path:
     root = tmp / "grade"
     shutil.copytree(course / "serverFilesCourse", root / "serverFilesCourse")
     (root / "student").mkdir(parents=True)
-    shutil.copy(submission, root / "student" / "06_data_trap.ipynb")
+    shutil.copy(submission, root / "student" / "02_data_trap.ipynb")
     (root / "data").mkdir()
     (root / "data" / "data.json").write_text("{}")
     return root
@@ -384,7 +384,7 @@ def test_prairielearn_questions(prairielearn_course):
         html = (folder / "question.html").read_text()
         assert f'file-names="{folder.name}.ipynb"' in html and "<pl-external-grader-results>" in html
         assert (folder / "clientFilesQuestion" / f"{folder.name}.ipynb").is_file()
-    assert set(infos) == {"01_residual_add", "06_data_trap"}
+    assert set(infos) == {"01_residual_add", "02_data_trap"}
     assert len({i["uuid"] for i in infos.values()}) == 2
     dockerfile = (prairielearn_course / "graders" / "inplace-autograder" / "Dockerfile").read_text()
     assert "--index-url https://download.pytorch.org/whl/cpu" in dockerfile
@@ -426,7 +426,7 @@ def test_prairielearn_malformed_is_not_gradable(prairielearn_course, tmp_path):
 
 def test_prairielearn_untouched_notebook_uses_no_attempt(prairielearn_course, tmp_path, monkeypatch):
     monkeypatch.setattr(prairielearn, "make_runner", FakeRunner())
-    root = grade_root(tmp_path, prairielearn_course, ROOT / "exercises" / "06_data_trap.ipynb")
+    root = grade_root(tmp_path, prairielearn_course, ROOT / "exercises" / "02_data_trap.ipynb")
     config = root / "serverFilesCourse" / "inplace_autograder" / "autograder_config.json"
     assert prairielearn.run(root, config, "data_trap") == 0
     data = json.loads((root / "results" / "results.json").read_text())

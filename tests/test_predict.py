@@ -25,7 +25,10 @@ def judged(prediction, message, error="RuntimeError"):
 @pytest.mark.parametrize("message", [RELU_2_13, RELU_OLDER], ids=["torch 2.13", "older"])
 @pytest.mark.parametrize("tensor", ["output 0 of Relu", "relu's output", "F.relu", "ReluBackward0", (2, 4, 8, 8)])
 def test_a_right_prediction_in_either_wording(message, tensor):
-    assert judged(Prediction(True, tensor, 1, 0), message) == dict.fromkeys(("raises", "tensor", "found", "expected"), True)
+    assert judged(Prediction(True, tensor, 1, 0), message) == {**dict.fromkeys(("raises", "tensor", "found", "expected"), True),
+                                                               "when": None}
+    assert judged(Prediction(True, tensor, 1, 0, when="backward"), message)["when"] is True
+    assert judged(Prediction(True, tensor, 1, 0, when="write"), message)["when"] is False
 
 
 def test_each_wrong_part_is_named_with_what_the_message_said():
@@ -57,7 +60,8 @@ def test_a_tensor_without_grad_fn_is_named_by_its_shape():
 def test_no_error_and_other_errors():
     assert judged(Prediction(False), "", error=None) == {"raises": True}
     assert judged(Prediction(True, "relu", 1, 0), "", error=None) == {"raises": False}
-    assert judged(Prediction(False), RELU_2_13) == {"raises": False, "tensor": None, "found": None, "expected": None}
+    assert judged(Prediction(False), RELU_2_13) == {"raises": False, "when": None, "tensor": None, "found": None,
+                                                     "expected": None}
     text = feedback(Prediction(True), Outcome("NameError", "name 'block' is not defined"))
     assert "NameError (name 'block' is not defined), not the in-place error" in text and "run the failure cell" in text
 
@@ -132,7 +136,7 @@ def test_reveal_without_a_prediction_says_what_to_do(shell, capsys):
 
 def _with_predict_cell(source):
     """The residual_add solution notebook with its predict cell replaced by `source` (None: removed)."""
-    nb = nbformat.read(SOLUTIONS / "01_residual_add.ipynb", as_version=4)
+    nb = nbformat.read(SOLUTIONS / "03_residual_add.ipynb", as_version=4)
     (cell,) = [c for c in nb.cells if "predict" in c.metadata.get("tags", [])]
     if source is None:
         nb.cells.remove(cell)
@@ -156,7 +160,36 @@ def test_the_grader_ignores_the_predict_cell(tmp_path, grade):
     for name, nb in variants.items():
         nbformat.write(nb, tmp_path / f"{name}.ipynb")
         codes.add(answer_code(tmp_path / f"{name}.ipynb").code)
-    assert codes == {answer_code(SOLUTIONS / "01_residual_add.ipynb").code}
+    assert codes == {answer_code(SOLUTIONS / "03_residual_add.ipynb").code}
     shipped, raising = (grade("residual_add", answer_code(tmp_path / f"{n}.ipynb").code) for n in ("as_shipped", "raising"))
     assert shipped.score == raising.score == shipped.max_score
     assert [(t.name, t.status) for t in shipped.tests] == [(t.name, t.status) for t in raising.tests]
+
+
+CHUNK = ("Output 0 of SplitBackward0 is a view and its base or another view of its base has been modified inplace. "
+         "This view is the output of a function that returns multiple views. Such functions do not allow the "
+         "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
+HOOK = ("Output 0 of BackwardHookFunctionBackward is a view and is being modified inplace. This view was created "
+        "inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+"
+        "inplace would override the custom backward associated with the custom Function, leading to incorrect "
+        "gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function.")
+LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+@pytest.mark.parametrize("message", [CHUNK, HOOK, LEAF], ids=["multi-output view", "hook view", "leaf"])
+def test_errors_at_the_write_are_judged_on_when_and_name_no_versions(message):
+    assert judged(Prediction(True, when="write"), message) == {"raises": True, "when": True}
+    assert judged(Prediction(True, when="backward"), message) == {"raises": True, "when": False}
+    wrong = judged(Prediction(True, "output 0 of Relu", 1, 0, when="write"), message)
+    assert wrong == {"raises": True, "when": True, "tensor": False, "found": False, "expected": False}
+    text = feedback(Prediction(True, when="write"), Outcome("RuntimeError", message))
+    assert "at the in-place write itself" in text and "2 of 2 predicted parts right." in text
+
+
+def test_only_the_parts_a_cell_asks_for_are_to_fill_in(capsys):
+    predict(raises=..., when=...)
+    assert "replace the ... after raises, when with your guesses" in capsys.readouterr().out
+    predict(raises=True, when="write")
+    assert "Prediction noted (raises=True, when='write')" in capsys.readouterr().out
+    with pytest.raises(TypeError, match="when is"):
+        predict(raises=True, when="later")
