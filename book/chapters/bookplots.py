@@ -266,6 +266,39 @@ def draw_pointers(lines: list[str], marks: dict[str, int], title: str = ""):
     return fig
 
 
+VERDICT_COLOURS = {"error": ("#fdebd0", "#d35400"), "wrong": ("#fde0dd", "#c0392b"),
+                   "right": ("#e5f5e0", "#2e7d32")}
+"""Fill and edge of a path's last box: the error was raised, the gradient came out wrong, or right."""
+
+
+def draw_paths(rows: list[tuple[str, list[str], str, str]], title: str = ""):
+    """One row per way of running the same program: a label, the stages a value goes through (boxes,
+    left to right, joined by arrows), and what came out, as (text, verdict) with verdict one of
+    `VERDICT_COLOURS` ('error', 'wrong', 'right'), which colours the last box. The chapter measures the
+    stages and the verdicts; this only lays them out."""
+    width = max(len(stages) for _, stages, _, _ in rows) + 1
+    fig, ax = plt.subplots(figsize=(1.4 + 2.0 * width, 0.3 + 0.95 * len(rows)))
+    for r, (label, stages, outcome, verdict) in enumerate(rows):
+        y = -r
+        ax.text(-0.55, y, label, ha="right", va="center", fontsize=9, weight="bold")
+        boxes = [ax.text(c, y, stage, ha="center", va="center", fontsize=7.5, family="monospace",
+                         bbox={"boxstyle": "round", "fc": "#eef3fb", "ec": "0.4"})
+                 for c, stage in enumerate(stages)]
+        fill, edge = VERDICT_COLOURS[verdict]
+        boxes.append(ax.text(width - 1, y, outcome, ha="center", va="center", fontsize=7.5, weight="bold",
+                             bbox={"boxstyle": "round", "fc": fill, "ec": edge, "lw": 1.5}))
+        for start, end in zip(boxes, boxes[1:]):
+            ax.annotate("", xy=(0.0, 0.5), xycoords=end, xytext=(1.0, 0.5), textcoords=start,
+                        arrowprops={"arrowstyle": "->", "color": "0.35", "shrinkA": 3, "shrinkB": 3})
+    ax.set_xlim(-0.6, width - 0.4)
+    ax.set_ylim(-len(rows) + 0.45, 0.55)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    fig.tight_layout()
+    return fig
+
+
 def reveal(key: str, source: str, namespace: dict) -> None:
     """Run `source` (a fix, with the asserts that prove it) in the chapter's `namespace`, then glue its text
     under `key` for a collapsed block (`{dropdown}` with `{glue:md}`): what the reader unfolds is exactly the
