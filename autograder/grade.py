@@ -161,7 +161,7 @@ def _line(line: object, code: str | None, lines: list[str] | None) -> tuple[int 
     if lines is None:
         return line, code
     if 1 <= line <= len(lines):
-        return line, lines[line - 1]
+        return line, lines[line - 1].strip()  # quoted in words: its indentation means nothing there
     return None, None
 
 
