@@ -1,0 +1,118 @@
+"""capstone: its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
+references/capstone.py, and tests/exercises/test_catalogue.py grades every entry."""
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.assign import exercise_notebook
+from autograder.exercises import capstone
+from autograder.exercises.capstone import normalized
+from autograder.public import paths
+from autograder.reference_store import known_submissions, load_reference
+from autograder.submission import is_answer_cell
+from tests.conftest import SOLUTIONS, failing, solution_code
+
+ID = "capstone"
+KNOWN = known_submissions(ID)
+SCRIPT = KNOWN.broken  # the given script: BROKEN is the script exactly as the learner gets it
+RAISING, SILENT = (load_reference(ID)[name]() for name in ("raising_line", "silent_line"))
+FIXED_RAISING = "p = p / p.sum(dim=1, keepdim=True)"
+FIXED_SILENT = "h = h / h.norm(dim=1, keepdim=True)"
+
+
+def output(result, check):
+    return next(t.output for t in result.tests if t.name == check)
+
+
+def solution_notebook():
+    (path,) = SOLUTIONS.glob(f"*_{ID}.ipynb")
+    return nbformat.read(path, as_version=4)
+
+
+def test_each_named_line_is_one_line_of_the_script():
+    lines = [line.strip() for line in SCRIPT.splitlines()]
+    assert lines.count(RAISING) == 1 and lines.count(SILENT) == 1
+
+
+@pytest.mark.parametrize("notebook", ["solution", "starter"])
+def test_the_notebook_writes_the_catalogues_script(notebook):
+    nb = solution_notebook() if notebook == "solution" else exercise_notebook(solution_notebook())
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%writefile")]
+    assert cell.source.split("\n", 1)[1] + "\n" == SCRIPT
+
+
+def test_the_starter_does_not_point_at_the_bugs():
+    """The starter's answer cell is the grader's names with every body a TODO: no line of it tells which
+    lines were wrong (nor how they were fixed)."""
+    starter = exercise_notebook(solution_notebook())
+    (answer,) = [c.source for c in starter.cells if is_answer_cell(c)]
+    for text in (RAISING, SILENT, FIXED_RAISING, FIXED_SILENT, "p /=", ".data", "h.norm", "p.sum"):
+        assert text not in answer, text
+    readable = "\n".join(c.source for c in starter.cells)  # nor does any other cell, before the learner runs it
+    for text in (RAISING, SILENT, FIXED_RAISING, FIXED_SILENT):
+        assert readable.count(text) == (1 if text in (RAISING, SILENT) else 0), text  # the script's own line
+
+
+def test_nothing_installed_holds_the_named_lines():
+    """Neither the public data nor the exercise's module (both installed with the package) says which lines."""
+    json_path, _ = paths(ID)
+    shipped = json_path.read_text()
+    for line in (RAISING, SILENT, normalized(RAISING), normalized(SILENT)):
+        assert json.dumps(line)[1:-1] not in shipped
+    module = Path(capstone.__file__).read_text()
+    for text in (RAISING, SILENT, FIXED_RAISING, FIXED_SILENT, "p /=", ".data /="):
+        assert text not in module, text
+
+
+def test_the_broken_script_names_its_culprit(grade):
+    result = grade(ID, SCRIPT)
+    assert result.score == 0 and {"trains", "raising line", "silent line"} <= failing(result)
+    trains = output(result, "trains")
+    assert "modified by an inplace operation" in trains and "which is output 0 of Exp" in trains
+    assert f"`torch.Tensor.div_` at line 49 (`{RAISING}`)" in trains  # the locator's culprit, by the script's line
+    assert "`torch.Tensor.exp` at line 48 (`p = logits.exp()`)" in trains
+    assert f"`{RAISING}` -> `{FIXED_RAISING}`" in trains  # and the rewrite to try
+    assert "is not defined" in output(result, "raising line")
+
+
+def test_a_silent_bug_is_told_apart_from_a_changed_forward(grade):
+    only_raising = grade(ID, SCRIPT.replace(RAISING, FIXED_RAISING) + "\n\ndef raising_line():\n    return 1\n")
+    one_step = output(only_raising, "one step")
+    assert "The loss of the first batch matches" in one_step and "gradcheck" in one_step
+    assert "returned a number" in output(only_raising, "raising line")
+    assert "is not defined" in output(only_raising, "silent line")
+
+    no_normalisation = grade(ID, SCRIPT.replace(RAISING, FIXED_RAISING).replace(SILENT, "h = h"))
+    assert "computes something else than the script does" in output(no_normalisation, "one step")
+    assert "gradcheck" not in failing(no_normalisation)  # consistent gradients of another function
+
+
+@pytest.mark.parametrize("value, words", [
+    ('"p = logits.exp()"', "does not return the line of the given script that made backward raise"),
+    ("None", "did not return a string"),
+    ('"   "', "returned an empty string"),
+    (f'"{RAISING}\\n{SILENT}"', "returned several lines"),
+    ("49", "returned a number"),
+])
+def test_a_wrong_named_line_is_told_without_the_answer(grade, value, words):
+    code = solution_code(ID).replace(f'return "{RAISING}"', f"return {value}")
+    result = grade(ID, code)
+    assert failing(result) == {"raising line"}
+    said = output(result, "raising line")
+    assert words in said and "hidden inputs" in said
+    assert RAISING not in said and SILENT not in said  # never the true line
+
+
+def test_a_named_line_reads_as_python_reads_it():
+    assert normalized("   p/=p.sum(dim=1,keepdim=True)   # exp saved p") == RAISING
+    assert normalized("h.data /= h.data.norm(dim = 1, keepdim = True)\n") == SILENT
+    assert normalized("p /= p.sum(dim=0, keepdim=True)") != RAISING
+    assert normalized("for x in (") == "for x in ("  # not a whole statement: its words, single-spaced
+
+
+def test_the_solution_scores_full_under_another_salt(grade):
+    result = grade(ID, solution_code(ID), salt="another term")
+    assert result.score == 10, [(t.name, t.output) for t in result.tests if t.status == "failed"]
