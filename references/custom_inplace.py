@@ -143,6 +143,15 @@ ctx.save_for_backward(x)
 ctx.slope = slope
 return x
 """, FROM_OUTPUT), {"in place"}),
+    # The write hidden from autograd, and mark_dirty called anyway: every value, the gradient and a later
+    # change's error are right, but x's counter moves by 1 (mark_dirty's own bump), not 2.
+    "x.data with mark_dirty": (function("""
+x.data.mul_(torch.where(x > 0, 1.0, slope))
+ctx.mark_dirty(x)
+ctx.save_for_backward(x)
+ctx.slope = slope
+return x
+""", FROM_OUTPUT), {"in place"}),
     "slope ignored": (function("""
 x.mul_(torch.where(x > 0, 1.0, 0.01))
 ctx.mark_dirty(x)
@@ -157,3 +166,7 @@ WRONG["no default slope"] = (
     CORRECT["mark_dirty, save the output, where"].replace("def leaky_relu_(x, slope=0.01)", "def leaky_relu_(x, slope)"),
     {"default slope"},
 )
+
+SAYS = {
+    "x.data with mark_dirty": ("moved by less than 2", "`x.data`"),
+}

@@ -1,7 +1,9 @@
-"""Reference of data_trap: the weight normalised out of place, visibly to autograd.
+"""Reference of data_trap: the probabilities clamped out of place, visibly to autograd.
 
-`weight.data.div_(norm)` hides the division from autograd (wrong gradients) and overwrites the
-caller's weight; dividing into a new tensor does neither.
+Softmax saves its output for backward. `p.data.clamp_(min=eps)` changes that output behind autograd's back
+(`.data` has a version counter of its own): no error, and softmax's backward computes with the clamped values
+while the clamp itself is missing from the graph. `p.clamp(min=eps)` is a new tensor: softmax's output stays
+as it was saved, and the clamp's own gradient (zero where it is active) is part of the result.
 """
 
 from __future__ import annotations
@@ -9,12 +11,14 @@ from __future__ import annotations
 import torch
 
 
-def normalized_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """x @ (weight / weight.norm(dim=1, keepdim=True)).T: each row of `weight` scaled to unit length."""
-    return x @ (weight / weight.norm(dim=1, keepdim=True)).T
+def clamped_softmax_loss(logits: torch.Tensor, target: torch.Tensor, eps: float) -> torch.Tensor:
+    """-(target * log(max(softmax(logits), eps))).sum(-1).mean(): cross-entropy with soft targets, the
+    probabilities clamped at eps before the log."""
+    p = logits.softmax(dim=-1)
+    return -(target * p.clamp(min=eps).log()).sum(dim=-1).mean()
 
 
-REFERENCE = {"normalized_linear": normalized_linear}
+REFERENCE = {"clamped_softmax_loss": clamped_softmax_loss}
 
 
 # ---- Known submissions: graded by tests/exercises/test_catalogue.py, made into the sample class by
@@ -22,54 +26,81 @@ REFERENCE = {"normalized_linear": normalized_linear}
 
 def fn(body: str) -> str:
     lines = "".join(f"    {line}\n" for line in body.strip().splitlines())
-    return f"import torch\nimport torch.nn.functional as F\n\n\ndef normalized_linear(x, weight):\n{lines}"
+    return ("import math\n\nimport torch\nimport torch.nn.functional as F\n\n\n"
+            f"def clamped_softmax_loss(logits, target, eps):\n{lines}")
 
 
-BROKEN = fn("""
-weight.div_(weight.norm(dim=1, keepdim=True))
-return x @ weight.T
+LOSS = "return -(target * p.log()).sum(dim=-1).mean()"
+
+# The report's code: the clamp through `.data` silences the in-place error and corrupts the gradient.
+BROKEN = fn(f"""
+p = logits.softmax(dim=-1)
+p.data.clamp_(min=eps)
+{LOSS}
 """)
 
 CORRECT = {
-    "divide by the norm": fn("return x @ (weight / weight.norm(dim=1, keepdim=True)).T"),
-    "F.normalize": fn("return x @ F.normalize(weight, dim=1).T"),
-    "linalg.vector_norm and F.linear": fn("""
-w = weight / torch.linalg.vector_norm(weight, dim=1, keepdim=True)
-return F.linear(x, w)
+    "clamp out of place": fn(f"""
+p = logits.softmax(dim=-1).clamp(min=eps)
+{LOSS}
 """),
-    "clone then div_ by the weight's norm": fn("""
-w = weight.clone()
-w.div_(weight.norm(dim=1, keepdim=True))
-return x @ w.T
+    "torch.clamp_min": fn(f"""
+p = torch.clamp_min(F.softmax(logits, dim=-1), eps)
+{LOSS}
 """),
-    "sqrt of the sum of squares": fn("""
-norm = (weight * weight).sum(dim=1, keepdim=True).sqrt()
-return x @ (weight / norm).t()
+    "where below eps": fn(f"""
+p = logits.softmax(dim=-1)
+p = torch.where(p < eps, eps, p)
+{LOSS}
+"""),
+    "clone, then clamp_ in place": fn(f"""
+p = logits.softmax(dim=-1).clone()
+p.clamp_(min=eps)
+{LOSS}
+"""),
+    "log_softmax clamped at log(eps)": fn("""
+log_p = F.log_softmax(logits, dim=-1).clamp(min=math.log(eps))
+return -(target * log_p).sum(dim=-1).mean()
 """),
 }
 
 WRONG = {
     # name: (code, the checks that must fail)
-    ".data dodge": (fn("""
-weight.data.div_(weight.norm(dim=1, keepdim=True))
-return x @ weight.T
-"""), {"gradients", "gradcheck", "weight unchanged"}),
-    "detached norm": (fn("return x @ (weight / weight.norm(dim=1, keepdim=True).detach()).T"), {"gradients", "gradcheck"}),
-    "normalised under no_grad": (fn("""
+    "clamp_ on softmax's output": (fn(f"""
+p = logits.softmax(dim=-1)
+p.clamp_(min=eps)
+{LOSS}
+"""), {"backward runs", "gradients", "gradcheck"}),
+    "detach().clamp_": (fn(f"""
+p = logits.softmax(dim=-1)
+p.detach().clamp_(min=eps)
+{LOSS}
+"""), {"backward runs", "gradients", "gradcheck"}),
+    "no clamp: log_softmax": (fn("return -(target * F.log_softmax(logits, dim=-1)).sum(dim=-1).mean()"),
+                              {"forward", "gradients"}),
+    "straight-through clamp": (fn(f"""
+p = logits.softmax(dim=-1)
+p = p + (eps - p).clamp(min=0).detach()
+{LOSS}
+"""), {"gradients", "gradcheck"}),
+    "clamp under no_grad": (fn(f"""
+p = logits.softmax(dim=-1)
 with torch.no_grad():
-    w = weight / weight.norm(dim=1, keepdim=True)
-return x @ w.T
-"""), {"gradients"}),
-    "normalised copy written back": (fn("""
-w = weight / weight.norm(dim=1, keepdim=True)
-with torch.no_grad():
-    weight.copy_(w)
-return x @ w.T
-"""), {"weight unchanged"}),
-    "wrong dim": (fn("return x @ (weight / weight.norm(dim=0, keepdim=True)).T"), {"forward"}),
-    "clone then div_ by its own norm": (fn("""
-w = weight.clone()
-w.div_(w.norm(dim=1, keepdim=True))
-return x @ w.T
-"""), {"backward runs"}),
+    p = p.clamp(min=eps)
+{LOSS}
+"""), {"backward runs", "gradients"}),
+    "renormalised after the clamp": (fn(f"""
+p = logits.softmax(dim=-1).clamp(min=eps)
+p = p / p.sum(dim=-1, keepdim=True)
+{LOSS}
+"""), {"forward"}),
+    "logits shifted in place through .data": (fn(f"""
+logits.data -= logits.data.max(dim=-1, keepdim=True).values
+p = logits.softmax(dim=-1).clamp(min=eps)
+{LOSS}
+"""), {"caller's tensors unchanged"}),
+}
+
+SAYS = {
+    "detach().clamp_": ("p.detach().clamp_(min=eps)",),
 }

@@ -1,7 +1,10 @@
-"""Reference of leaf_sgd: plain SGD, in place, outside autograd's recording.
+"""Reference of leaf_sgd: torch.optim.SGD itself, given the caller's momentum buffers as its state.
 
-Under `torch.no_grad()` autograd accepts an in-place change of a leaf that requires grad, and the
-change is still made on the tensor itself (its version counter moves, unlike through `.data`).
+`torch.optim.SGD(params, lr, momentum, weight_decay)` (dampening 0, no Nesterov) runs its step with
+autograd off, updates each parameter and each momentum buffer in place (`buf.mul_(momentum).add_(d_p)`,
+`p.add_(buf, alpha=-lr)`), and `zero_grad()` sets every .grad to None (set_to_none=True, the default
+since torch 2.0). A buffer found in its state is used as it is, so the caller's buffers are the ones
+updated.
 """
 
 from __future__ import annotations
@@ -9,12 +12,14 @@ from __future__ import annotations
 import torch
 
 
-def sgd_step(params: list[torch.Tensor], lr: float) -> None:
-    """p -= lr * p.grad for every parameter, then its gradient cleared."""
-    with torch.no_grad():
-        for p in params:
-            p -= lr * p.grad
-            p.grad = None
+def sgd_step(params: list[torch.Tensor], buffers: list[torch.Tensor], lr: float, momentum: float,
+             weight_decay: float) -> None:
+    """d_p = p.grad + weight_decay * p; buf = momentum * buf + d_p; p = p - lr * buf; p.grad = None."""
+    optimizer = torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+    for p, buf in zip(params, buffers):
+        optimizer.state[p]["momentum_buffer"] = buf
+    optimizer.step()
+    optimizer.zero_grad()
 
 
 REFERENCE = {"sgd_step": sgd_step}
@@ -23,92 +28,142 @@ REFERENCE = {"sgd_step": sgd_step}
 # ---- Known submissions: graded by tests/exercises/test_catalogue.py, made into the sample class by
 # samples/make_class.py, read with autograder.reference_store.known_submissions (see README.md here).
 
-def step(body: str) -> str:
+def step(body: str, decorator: str = "") -> str:
     lines = "".join(f"    {line}\n" for line in body.strip().splitlines())
-    return f"import torch\n\n\ndef sgd_step(params, lr):\n{lines}"
+    return f"import torch\n\n\n{decorator}def sgd_step(params, buffers, lr, momentum, weight_decay):\n{lines}"
 
 
+# The step as first written: the leaf error at `p -= lr * buf`, after the first buffer got a history.
 BROKEN = step("""
-for p in params:
-    p -= lr * p.grad
+for p, buf in zip(params, buffers):
+    d_p = p.grad + weight_decay * p
+    buf.mul_(momentum).add_(d_p)
+    p -= lr * buf
     p.grad = None
 """)
 
 CORRECT = {
-    "no_grad -=, grad None": step("""
+    "no_grad around the whole step": step("""
 with torch.no_grad():
-    for p in params:
-        p -= lr * p.grad
+    for p, buf in zip(params, buffers):
+        d_p = p.grad + weight_decay * p
+        buf.mul_(momentum).add_(d_p)
+        p -= lr * buf
         p.grad = None
 """),
-    "no_grad sub_, zero_": step("""
-with torch.no_grad():
-    for p in params:
-        p.sub_(lr * p.grad)
-for p in params:
-    p.grad.zero_()
-"""),
-    "add_ with alpha": step("""
-for p in params:
-    with torch.no_grad():
-        p.add_(p.grad, alpha=-lr)
+    "decorated with torch.no_grad()": step("""
+for p, buf in zip(params, buffers):
+    buf.mul_(momentum).add_(p.grad).add_(p, alpha=weight_decay)
+    p.sub_(lr * buf)
     p.grad = None
+""", decorator="@torch.no_grad()\n"),
+    "torch.optim.SGD holding the buffers": step("""
+opt = torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+for p, buf in zip(params, buffers):
+    opt.state[p]["momentum_buffer"] = buf
+opt.step()
+opt.zero_grad()
 """),
-    "detach().sub_ shares the counter": step("""
-for p in params:
-    p.detach().sub_(lr * p.grad)
+    "detach() shares the counter": step("""
+for p, buf in zip(params, buffers):
+    w = p.detach()  # same storage, same version counter, no history
+    buf.mul_(momentum).add_(p.grad + weight_decay * w)
+    w.sub_(lr * buf)
     p.grad = None
 """),
     "copy_ under no_grad": step("""
 with torch.no_grad():
-    for p in params:
-        p.copy_(p - lr * p.grad)
-        p.grad = None
+    for p, buf in zip(params, buffers):
+        buf.copy_(momentum * buf + p.grad + weight_decay * p)
+        p.copy_(p - lr * buf)
+for p in params:
+    p.grad = None
 """),
-    "torch.optim.SGD": step("""
-opt = torch.optim.SGD(params, lr=lr)
-opt.step()
-opt.zero_grad()
+    "foreach ops": step("""
+with torch.no_grad():
+    grads = [p.grad + weight_decay * p for p in params]
+    torch._foreach_mul_(buffers, momentum)
+    torch._foreach_add_(buffers, grads)
+    torch._foreach_add_(params, buffers, alpha=-lr)
+for p in params:
+    p.grad = None
 """),
 }
 
 WRONG = {
-    # name: (code, a check that must fail)
+    # name: (code, the checks that must fail)
     ".data update": (step("""
-for p in params:
-    p.data -= lr * p.grad
+for p, buf in zip(params, buffers):
+    d_p = p.grad + weight_decay * p
+    buf.mul_(momentum).add_(d_p)
+    p.data -= lr * buf
     p.grad = None
-"""), "version advanced"),
+"""), {"version advanced", "momentum buffers"}),
+    ".data everywhere": (step("""
+for p, buf in zip(params, buffers):
+    buf.mul_(momentum).add_(p.grad + weight_decay * p.data)
+    p.data -= lr * buf
+    p.grad = None
+"""), {"version advanced"}),
+    "no_grad around the parameter update only": (step("""
+for p, buf in zip(params, buffers):
+    d_p = p.grad + weight_decay * p
+    buf.mul_(momentum).add_(d_p)
+    with torch.no_grad():
+        p -= lr * buf
+    p.grad = None
+"""), {"momentum buffers"}),
     "rebinding the loop name": (step("""
-for p in params:
-    p = p - lr * p.grad
+for p, buf in zip(params, buffers):
+    d_p = p.grad + weight_decay * p
+    buf.mul_(momentum).add_(d_p)
+    p = p - lr * buf
     p.grad = None
-"""), "values"),
-    "requires_grad switched off and left off": (step("""
-for p in params:
-    p.requires_grad = False
-    p -= lr * p.grad
-    p.grad = None
-"""), "still a leaf"),
-    "grad not cleared": (step("""
+"""), {"values", "version advanced"}),
+    "new tensors into the lists": (step("""
 with torch.no_grad():
-    for p in params:
-        p -= lr * p.grad
-"""), "grad cleared"),
-    "new tensors into the list": (step("""
-with torch.no_grad():
-    for i, p in enumerate(params):
-        params[i] = (p - lr * p.grad).requires_grad_()
-"""), "same tensors"),
-    "zero_grad before the update": (step("""
-with torch.no_grad():
-    for p in params:
-        p.grad.zero_()
-        p -= lr * p.grad
-"""), "values"),
+    for i, (p, buf) in enumerate(zip(params, buffers)):
+        buffers[i] = momentum * buf + p.grad + weight_decay * p
+        params[i] = (p - lr * buffers[i]).requires_grad_()
+"""), {"same tensors"}),
     "p.data assigned a new tensor": (step("""
-for p in params:
-    p.data = p.data - lr * p.grad
+with torch.no_grad():
+    for p, buf in zip(params, buffers):
+        buf.mul_(momentum).add_(p.grad + weight_decay * p)
+        p.data = p.data - lr * buf
+        p.grad = None
+"""), {"same tensors", "version advanced"}),
+    "requires_grad switched off and left off": (step("""
+for p, buf in zip(params, buffers):
+    p.requires_grad = False
+    buf.mul_(momentum).add_(p.grad + weight_decay * p)
+    p -= lr * buf
     p.grad = None
-"""), "same tensors"),
+"""), {"still leaves"}),
+    "gradients zeroed, not set to None": (step("""
+with torch.no_grad():
+    for p, buf in zip(params, buffers):
+        buf.mul_(momentum).add_(p.grad + weight_decay * p)
+        p -= lr * buf
+        p.grad.zero_()
+"""), {"grads cleared"}),
+    "weight decay outside the buffer": (step("""
+with torch.no_grad():
+    for p, buf in zip(params, buffers):
+        buf.mul_(momentum).add_(p.grad)
+        p -= lr * (buf + weight_decay * p)
+        p.grad = None
+"""), {"momentum buffers", "several steps"}),
+    "the buffer's old value ignored": (step("""
+with torch.no_grad():
+    for p, buf in zip(params, buffers):
+        buf.copy_(p.grad + weight_decay * p)
+        p -= lr * buf
+        p.grad = None
+"""), {"values", "momentum buffers"}),
+}
+
+SAYS = {
+    ".data update": ("`.data`", "grad_fn"),
+    "gradients zeroed, not set to None": ("`p.grad = None`",),
 }

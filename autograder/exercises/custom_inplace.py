@@ -42,7 +42,9 @@ def _forward_backward(ns, inputs, device, obs):
     obs["output"] = y.detach().clone()
     obs["returns x"] = y is x
     obs["same storage"] = y.data_ptr() == address
-    obs["version advanced"] = x._version > version
+    # At least 2: the write bumps x's counter once and mark_dirty once more. A write through `x.data` (a
+    # counter of its own) leaves only mark_dirty's bump, which it would give with no write at all.
+    obs["version advanced"] = x._version >= version + 2
     obs["custom node"] = isinstance(y.grad_fn, BackwardCFunction) and type(y.grad_fn).__name__.endswith("Backward")
     y.backward(inputs["grad_output"])
     probes.observe_grad(obs, "x", a)
@@ -88,13 +90,16 @@ EXERCISE = Exercise(
         Check("forward", 2, "The result is x where x > 0 and slope * x elsewhere.",
               checks.matches_reference(("output",), "Forward output", FORWARD), public=True),
         Check("in place", 2, "leaky_relu_ returns x itself, in its own storage, with its version counter "
-              "advanced, and the result's grad_fn is your Function's backward.",
+              "advanced by at least 2 (once by your write, once by mark_dirty), and the result's grad_fn is "
+              "your Function's backward.",
               checks.all_of(
                   checks.holds("returns x", FORWARD, "leaky_relu_ did not return the tensor `x` "
                                "itself (did forward call ctx.mark_dirty(x) and return x?)"),
                   checks.holds("same storage", FORWARD, "The result does not live in x's storage"),
-                  checks.holds("version advanced", FORWARD, "x's version counter did not move, so "
-                               "autograd cannot see the change (was it made through `.data`?)"),
+                  checks.holds("version advanced", FORWARD, "x's version counter moved by less than 2 across "
+                               "leaky_relu_ (your write moves it once, mark_dirty once more), so autograd "
+                               "cannot see the write: was it made through `x.data`, which has a counter of "
+                               "its own, or not made at all?"),
                   checks.holds("custom node", FORWARD, "The result's grad_fn is not the backward "
                                "of a torch.autograd.Function: build leaky_relu_ on one"),
               ), public=True),

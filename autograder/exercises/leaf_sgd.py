@@ -1,8 +1,12 @@
-"""The exercise leaf_sgd: `w -= lr * w.grad` on a leaf that requires grad.
+"""The exercise leaf_sgd: SGD with momentum and weight decay, written by hand, on leaves that require grad.
 
-Autograd refuses in-place changes to a leaf it records, so a hand-written SGD step must step outside
-the recording (`torch.no_grad()`) while still changing the same tensor, in place, visibly to autograd
-(its version counter moves: no `.data`). The checks look at the caller's own tensor objects.
+The step as first written, `d_p = p.grad + weight_decay * p; buf.mul_(momentum).add_(d_p); p -= lr * buf`,
+stops at its last line: autograd refuses an in-place change of a leaf it records. On the way it has already
+given the momentum buffer a history (`weight_decay * p` is recorded, so `buf` becomes the output of an add),
+a graph that grows by a few nodes at every step and is never freed. The step must run outside the recording
+(`torch.no_grad()`) and still change the caller's own tensors, in place, visibly to autograd (their version
+counters move: no `.data`). Values are compared with `torch.optim.SGD(momentum=, weight_decay=)` (the
+reference), after one step and after three; the checks look at the caller's own tensor objects.
 """
 
 from __future__ import annotations
@@ -16,28 +20,44 @@ from .. import checks, probes
 from ..evidence import Evidence
 from ..spec import LEAF_INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
-PARAM, COEF = Family("param"), Family("coef")
-"""Inputs: each tensor's start value and its coefficient in the loss (`param p0`, `coef p0`)."""
+PARAM, COEF, START = Family("param"), Family("coef"), Family("momentum")
+"""Inputs: each parameter's start value, its coefficient in the loss, its momentum buffer's start value
+(`param p0`, `coef p0`, `momentum p0`)."""
 
-VALUE_AFTER = {1: Family("value 1"), 2: Family("value 2")}
-"""Each parameter's value after the first step and after the second (`value 1 p0`)."""
+STEPS = 3
+VALUE_AFTER = {k: Family(f"value {k}") for k in range(1, STEPS + 1)}
+"""Each parameter's value after step k (`value 1 p0`)."""
+BUFFER_AFTER = {1: Family("buffer 1"), STEPS: Family(f"buffer {STEPS}")}
+"""Each momentum buffer's value after the first step and after the last (`buffer 1 p0`)."""
 SAME_OBJECT = Family("same object")
-"""After the first step, per parameter: the caller's tensor, in its own storage."""
+"""After every step, per parameter: the caller's parameter and buffer objects, in their own storage, are
+the ones in the lists the step was given."""
 VERSION_ADVANCED = Family("version advanced")
-"""After the first step, per parameter: its version counter moved."""
+"""After every step, per parameter: its version counter moved."""
 LEAF = Family("leaf")
-"""After the first step, per parameter: still a leaf that requires grad."""
-GRAD_CLEARED = Family("grad cleared")
-"""After the first step, per parameter: its .grad is None or zeros."""
-STEPS_WRITE = (*VALUE_AFTER.values(), SAME_OBJECT, VERSION_ADVANCED, LEAF, GRAD_CLEARED)
+"""After every step, per parameter: still a leaf that requires grad."""
+NO_HISTORY = Family("buffer without history")
+"""After every step, per buffer: no grad_fn, no requires_grad (nothing recorded into it)."""
+GRAD_NONE = Family("grad none")
+"""After every step, per parameter: its .grad is None."""
+STEPS_WRITE = (*VALUE_AFTER.values(), *BUFFER_AFTER.values(), SAME_OBJECT, VERSION_ADVANCED, LEAF, NO_HISTORY,
+               GRAD_NONE)
 
 
-def _draw_tensors(shapes: tuple[tuple[int, ...], ...]):
+def _hyper(g: torch.Generator, weight_decay: bool = True) -> dict[str, float]:
+    def uniform(low: float, high: float) -> float:
+        return low + (high - low) * torch.rand((), generator=g, dtype=torch.float64).item()
+
+    return {"lr": uniform(0.05, 0.3), "momentum": uniform(0.5, 0.95),
+            "weight_decay": uniform(0.01, 0.2) if weight_decay else 0.0}
+
+
+def _draw_tensors(shapes: tuple[tuple[int, ...], ...], weight_decay: bool = True):
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
-        inputs: dict[str, Any] = {"lr": 0.05 + 0.4 * torch.rand((), generator=g, dtype=torch.float64).item()}
+        inputs: dict[str, Any] = _hyper(g, weight_decay)
         for i, shape in enumerate(shapes):
-            inputs[PARAM.key(f"p{i}")] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-            inputs[COEF.key(f"p{i}")] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+            for family in (PARAM, COEF, START):  # a buffer left by earlier steps: not zeros
+                inputs[family.key(f"p{i}")] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
         return inputs
 
     return draw
@@ -45,11 +65,12 @@ def _draw_tensors(shapes: tuple[tuple[int, ...], ...]):
 
 def _run_tensors(ns, inputs, device, obs):
     params = {n: t.requires_grad_(True) for n, t in PARAM.members(inputs).items()}
+    buffers = {n: START.members(inputs)[n] for n in params}
 
     def loss() -> torch.Tensor:
         return sum((inputs[COEF.key(n)] * torch.tanh(p)).sum() + 0.5 * (p * p).sum() for n, p in params.items())
 
-    _two_steps(ns["sgd_step"], params, loss, inputs["lr"], obs)
+    _steps(ns["sgd_step"], params, buffers, loss, inputs, obs)
 
 
 def _draw_linear(sizes: tuple[int, ...], batch: int):
@@ -57,7 +78,7 @@ def _draw_linear(sizes: tuple[int, ...], batch: int):
 
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         return {
-            "lr": 0.05 + 0.4 * torch.rand((), generator=g, dtype=torch.float64).item(),
+            **_hyper(g),
             "sizes": ",".join(map(str, sizes)),
             "x": torch.randn(batch, sizes[0], generator=g, dtype=torch.float64).to(dtype),
             "grad_output": torch.randn(batch, sizes[-1], generator=g, dtype=torch.float64).to(dtype),
@@ -72,38 +93,48 @@ def _run_linear(ns, inputs, device, obs):
     model = probes.build(lambda: nn.Sequential(*(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))),
                          (), inputs, device, inputs["x"].dtype)
     params = dict(model.named_parameters())
+    buffers = {n: torch.zeros_like(p) for n, p in params.items()}  # the start of training
 
     def loss() -> torch.Tensor:
         return (model(inputs["x"]) * inputs["grad_output"]).sum()
 
-    _two_steps(ns["sgd_step"], params, loss, inputs["lr"], obs)
+    _steps(ns["sgd_step"], params, buffers, loss, inputs, obs)
 
 
-def _two_steps(step, params: dict[str, torch.Tensor], loss, lr: float, obs) -> None:
-    """forward, backward, step; twice. Observes the caller's own tensor objects after each step."""
-    for k in (1, 2):
+def _steps(step, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor], loss, inputs, obs) -> None:
+    """forward, backward, step; STEPS times. Observes the caller's own tensor objects after each step (the
+    booleans hold only if they held after every step so far)."""
+    for k in range(1, STEPS + 1):
         loss().backward()
-        before = {n: (p._version, p.data_ptr()) for n, p in params.items()}
-        given = list(params.values())
-        step(given, lr)
-        for (n, p), held in zip(params.items(), given):
+        before = {n: (p._version, p.data_ptr(), buffers[n].data_ptr()) for n, p in params.items()}
+        given_params, given_buffers = list(params.values()), list(buffers.values())
+        step(given_params, given_buffers, inputs["lr"], inputs["momentum"], inputs["weight_decay"])
+        for (n, p), held, held_buffer in zip(params.items(), given_params, given_buffers):
+            buf = buffers[n]
             obs[VALUE_AFTER[k].key(n)] = p.detach().clone()
-            if k == 1:
-                obs[SAME_OBJECT.key(n)] = held is p and p.data_ptr() == before[n][1]
-                obs[VERSION_ADVANCED.key(n)] = p._version > before[n][0]
-                obs[LEAF.key(n)] = p.is_leaf and p.requires_grad
-                obs[GRAD_CLEARED.key(n)] = p.grad is None or not bool(p.grad.ne(0).any())
+            if k in BUFFER_AFTER:
+                obs[BUFFER_AFTER[k].key(n)] = buf.detach().clone()
+            found = {
+                SAME_OBJECT: held is p and held_buffer is buf and p.data_ptr() == before[n][1]
+                and buf.data_ptr() == before[n][2],
+                VERSION_ADVANCED: p._version > before[n][0],
+                LEAF: all(t.is_leaf and t.requires_grad for t in (p, held)),
+                NO_HISTORY: all(t.grad_fn is None and not t.requires_grad for t in (buf, held_buffer)),
+                GRAD_NONE: p.grad is None,
+            }
+            for family, value in found.items():
+                obs[family.key(n)] = bool(value) and obs.get(family.key(n), True)
 
 
-def _each_holds(family: Family, scenarios: tuple[str, ...], failure: str) -> Rule:
-    """Every parameter's boolean in `family` is True; says which parameter failed."""
+def _each_holds(family: Family, scenarios: tuple[str, ...], failure: str, noun: str = "parameter") -> Rule:
+    """Every parameter's boolean in `family` is True; says which parameter failed (`noun` names it)."""
 
     def evaluate(ev: Evidence) -> Verdict:
         for pair, key in ev.observations():
             if key not in pair.got.values:
                 return checks.missing(ev, pair, key)
             if pair.got.values[key] is not True:
-                name = f"parameter `{family.member(key)}`"
+                name = f"{noun} `{family.member(key)}`"
                 return checks.failed(f"{failure} ({name}, in {pair.label}).",
                                      f"{failure} ({name})" if ev.observed_publicly(key) else failure)
         return PASS
@@ -111,38 +142,53 @@ def _each_holds(family: Family, scenarios: tuple[str, ...], failure: str) -> Rul
     return Rule(evaluate, scenarios, (family,))
 
 
-PUBLIC, TENSORS, LINEAR = "public", "tensors", "linear layers"
-ALL = (PUBLIC, TENSORS, LINEAR)
+PUBLIC, TENSORS, LINEAR, NO_DECAY = "public", "tensors", "linear layers", "no weight decay"
+ALL = (PUBLIC, TENSORS, LINEAR, NO_DECAY)
+HIDDEN = (TENSORS, LINEAR, NO_DECAY)
 
 EXERCISE = Exercise(
     id="leaf_sgd",
     number=1,
-    title="The leaf update",
-    defines=(Symbol("sgd_step", "function", ("params", "lr")),),
+    title="The optimizer step",
+    defines=(Symbol("sgd_step", "function", ("params", "buffers", "lr", "momentum", "weight_decay")),),
     failure=ExpectedError("RuntimeError", LEAF_INPLACE_ERROR),
     scenarios=(
         Scenario(PUBLIC, _draw_tensors(((3,), (2, 3))), _run_tensors, STEPS_WRITE, public=True),
         Scenario(TENSORS, _draw_tensors(((5,), (4, 3), (2, 3, 2), ())), _run_tensors, STEPS_WRITE),
         Scenario(LINEAR, _draw_linear((4, 5, 3), 6), _run_linear, STEPS_WRITE),
+        Scenario(NO_DECAY, _draw_tensors(((4,), (3, 2)), weight_decay=False), _run_tensors, STEPS_WRITE),
     ),
     checks=(
-        Check("values", 3, "After one step every parameter holds p - lr * p.grad.",
+        Check("values", 3, "After one step every parameter holds what torch.optim.SGD(lr, momentum, "
+              "weight_decay) gives: p - lr * (momentum * buf + p.grad + weight_decay * p).",
               checks.matches_reference((VALUE_AFTER[1],), "Parameter after one step"), public=True),
-        Check("same tensors", 2, "The caller's parameter objects are updated themselves, in their own storage "
-              "(not replaced by new tensors).",
-              _each_holds(SAME_OBJECT, ALL, "The caller's parameter was replaced by a new tensor or moved to "
-                          "new storage; update it in place"), public=True),
+        Check("several steps", 2, f"After {STEPS} forward, backward and step rounds every parameter and momentum "
+              "buffer holds what torch.optim.SGD gives.",
+              checks.matches_reference((VALUE_AFTER[STEPS], BUFFER_AFTER[STEPS]),
+                                       f"After {STEPS} steps", HIDDEN)),
+        Check("same tensors", 1, "The caller's parameter and buffer objects are updated themselves, in their own "
+              "storage (not replaced by new tensors).",
+              _each_holds(SAME_OBJECT, ALL, "The caller's parameter or its momentum buffer was replaced by a new "
+                          "tensor or moved to new storage; update both in place"), public=True),
         Check("version advanced", 1, "The update is visible to autograd: each parameter's version counter "
-              "moves (`.data` hides the change from it).",
+              "moves at every step (`.data` hides the change from it).",
               _each_holds(VERSION_ADVANCED, ALL, "The parameter's version counter did not move, so autograd "
                           "cannot see the update (was it made through `.data`, or not made at all?)"), public=True),
-        Check("still a leaf", 1, "Each parameter is still a leaf with requires_grad=True after the step.",
+        Check("still leaves", 1, "Each parameter is still a leaf with requires_grad=True after every step.",
               _each_holds(LEAF, ALL, "After the step the parameter is no longer a leaf that requires grad"),
               public=True),
-        Check("grad cleared", 1, "Each parameter's .grad is None or all zeros after the step.",
-              _each_holds(GRAD_CLEARED, ALL, "The gradient was not cleared after the step, so the next "
-                          "backward adds to it"), public=True),
-        Check("two steps", 2, "A second forward, backward and step works and gives the values of two SGD steps.",
-              checks.matches_reference((VALUE_AFTER[2],), "Parameter after two steps", (TENSORS, LINEAR))),
+        Check("momentum buffers", 1, "After one step each buffer holds momentum * buf + p.grad + weight_decay * p, "
+              "and no buffer ever carries autograd history (no grad_fn, requires_grad False).",
+              checks.all_of(
+                  checks.matches_reference((BUFFER_AFTER[1],), "Momentum buffer after one step"),
+                  _each_holds(NO_HISTORY, ALL, "A momentum buffer carries autograd history (a grad_fn): the "
+                              "buffer was computed while autograd was recording, so every step adds to a graph "
+                              "that is never freed; compute it under torch.no_grad()", "the buffer of parameter"),
+              ), public=True),
+        Check("grads cleared", 1, "Each parameter's .grad is None after the step, as optimizer.zero_grad() "
+              "leaves it by default since torch 2.0.",
+              _each_holds(GRAD_NONE, ALL, "The parameter's .grad is still a tensor after the step (left as it "
+                          "was, or zeroed): set it to None with `p.grad = None`, which is what "
+                          "optimizer.zero_grad() does by default since torch 2.0"), public=True),
     ),
 )
