@@ -103,7 +103,7 @@ def test_a_batch_grades_public_scenarios_on_the_shipped_inputs_and_hidden_ones_o
             assert all(same(v, prepared.inputs[key][name]) for name, v in values.items())
         assert prepared.hidden == set(prepared.inputs) - set(shipped) and not prepared.public_only
     hidden = made["a"].hidden
-    assert hidden and all(not torch.equal(made["a"].inputs[k]["x"], made["b"].inputs[k]["x"]) for k in hidden)
+    assert hidden and all(not torch.equal(made["a"].inputs[k]["logits"], made["b"].inputs[k]["logits"]) for k in hidden)
 
 
 def test_a_public_only_grading_judges_against_the_shipped_outcomes():
