@@ -49,7 +49,7 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None, *, quiet
     result = judge(exercise, prepared, report, submission="notebook")
     if not quiet:
         print(feedback_text(result))
-        print("(Self-check: public checks only. The grader also checks gradients on hidden inputs.)")
+        print("(Self-check: public checks only. The grader runs every check, also on inputs you do not see.)")
     workshop.after_check(result, report)  # only if joined; queued for a background thread, never raises
     return result
 
