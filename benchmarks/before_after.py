@@ -5,8 +5,11 @@ Used for the trust work's goal (grading 240 submissions within 10% of the wall t
 checkout before the change as BEFORE (a `git worktree` with its own .venv, made by its scripts/install)
 and this one as AFTER (the default).
 
-Run: `.venv/bin/python benchmarks/before_after.py /path/to/before [--after .] [--copies 240] [--rounds 3]`.
-Prints a markdown table: each round's wall clock for both, and the ratio after/before of the medians.
+Run: `.venv/bin/python benchmarks/before_after.py /path/to/before [--after .] [--copies 240] [--rounds 3]
+[--submissions DIR] [--exercises ID,ID]`. The submissions are copies of the sample class (or of DIR), only
+of the exercises named where given: both checkouts must know the exercises and their signatures, so a
+comparison across a change of exercises takes the older checkout's sample class and the exercises both
+share. Prints a markdown table: each round's wall clock for both, and the ratio after/before of the medians.
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def copies(target: Path, count: int) -> Path:
-    """`count` submissions: the sample class's notebooks again and again, under distinct names."""
-    originals = sorted((ROOT / "samples" / "class").rglob("*.ipynb"))
+def copies(target: Path, count: int, source: Path, exercises: list[str] | None) -> Path:
+    """`count` submissions: the notebooks under `source` (of these exercises only, by file name) again and
+    again, under distinct names."""
+    originals = sorted(p for p in source.rglob("*.ipynb")
+                       if exercises is None or any(p.stem.endswith(f"_{e}") for e in exercises))
+    if not originals:
+        raise SystemExit(f"no submissions under {source} for {exercises}")
     folder = target / "class"
     folder.mkdir(parents=True)
     for i in range(count):
@@ -53,14 +60,17 @@ def main() -> int:
     p.add_argument("--copies", type=int, default=240)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--submissions", type=Path, default=ROOT / "samples" / "class")
+    p.add_argument("--exercises", type=lambda s: s.split(","), default=None)
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="autograder-before-after-") as tmp:
-        folder = copies(Path(tmp), args.copies)
+        folder = copies(Path(tmp), args.copies, args.submissions, args.exercises)
         times: dict[str, list[float]] = {"before": [], "after": []}
         for _ in range(args.rounds):
             for side, checkout in (("before", args.before), ("after", args.after)):
                 times[side].append(grade_seconds(checkout.resolve(), folder, Path(tmp) / side, args.jobs))
-    print(f"{args.copies} submissions, --jobs {args.jobs}, load average {os.getloadavg()[0]:.1f}\n")
+    print(f"{args.copies} submissions from {args.submissions} ({', '.join(args.exercises or ['every exercise'])}), "
+          f"--jobs {args.jobs}, load average {os.getloadavg()[0]:.1f}\n")
     print("| round | before (s) | after (s) |\n|---|---|---|")
     for i, (b, a) in enumerate(zip(times["before"], times["after"]), 1):
         print(f"| {i} | {b:.1f} | {a:.1f} |")
