@@ -1,11 +1,15 @@
-"""The command line: `autograder list | grade | check | assign | publish | blame | export | report`. I/O lives here."""
+"""The command line: `autograder list | grade | check | assign | publish | blame | export | report | workshop`.
+I/O lives here."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -13,7 +17,8 @@ from rich.table import Table
 
 from . import devices as device_choice
 
-ROOT = Path(__file__).resolve().parent.parent
+if TYPE_CHECKING:
+    from .runner.pool import WarmPool
 
 
 def _console(stderr: bool = False) -> Console:
@@ -48,74 +53,56 @@ def _limits(args: argparse.Namespace):
     return Limits(timeout=args.timeout, memory=int(args.memory * 1024**3))
 
 
-class _NoExit(argparse.ArgumentParser):
-    def error(self, message: str):  # a quiet look at the arguments: main() reports what is wrong
-        raise ValueError(message)
-
-
-def start_workers_early(argv: list[str]):
-    """For `grade`: launches the sandboxed workers before this process imports torch, so that the three
-    imports of torch (the grader's and two workers') share the cores instead of queueing. Returns the
-    launched WarmPool, or None (another command, bad arguments: cmd_grade then does it all itself)."""
-    if argv[:1] != ["grade"] or "-h" in argv or "--help" in argv:
-        return None
-    quiet = _NoExit(add_help=False)
-    _grade_arguments(quiet)
-    try:
-        args = quiet.parse_args(argv[1:])
-    except ValueError:
-        return None
+def cmd_grade(args: argparse.Namespace) -> int:
+    """Launches the sandboxed workers first, before this process imports torch: the imports of torch (the
+    grader's and each worker's) then share the cores instead of queueing."""
     from .discover import named_submissions
     from .runner.pool import PoolError, WarmPool
 
-    if args.jobs < 1 or any(not path.exists() for path in args.paths):
-        return None
-    files, _ = named_submissions(args.paths, exclude=[args.out])
-    if not files:
-        return None
-    try:
-        return WarmPool(min(args.jobs, len(files)), _limits(args), sandbox=False if args.no_sandbox else None,
-                        wait=False, run_as=args.run_as)
-    except PoolError:
-        return None
-
-
-def cmd_grade(args: argparse.Namespace) -> int:
-    from .batch import References, Settings, grade_batch, named_submissions
-    from .exercises import EXERCISES
-    from .runner.pool import PoolError, WarmPool
-
-    if args.exercise and args.exercise not in EXERCISES:
-        return _usage(f"unknown exercise {args.exercise!r}; known: {', '.join(EXERCISES)}")
+    if args.jobs < 1:
+        return _usage("--jobs must be at least 1")
     missing = [p for p in args.paths if not p.exists()]
     if missing:
         return _usage(f"no such file or folder: {', '.join(map(str, missing))}")
-    devices = _devices(args.device)
-    import torch
-
-    torch.set_num_threads(1)  # the reference's tensors are tiny; --jobs gives the parallelism
     files, _ = named_submissions(args.paths, exclude=[args.out])  # unique names: clashing files all graded
     if not files:
         return _usage("no .ipynb or .py submissions found under " + ", ".join(map(str, args.paths)))
+    try:
+        pool = WarmPool(min(args.jobs, len(files)), _limits(args), sandbox=False if args.no_sandbox else None,
+                        wait=False, run_as=args.run_as)
+    except PoolError as e:
+        return _error(e)
+    with pool:
+        return _grade(args, pool, len(files))
+
+
+def _grade(args: argparse.Namespace, pool: WarmPool, count: int) -> int:
+    """`grade`, once its workers are starting: torch, the references, then the batch."""
+    import torch
+
+    from .batch import References, Settings, grade_batch
+    from .exercises import EXERCISES
+    from .runner.pool import PoolError
+
+    if args.exercise and args.exercise not in EXERCISES:
+        return _usage(f"unknown exercise {args.exercise!r}; known: {', '.join(EXERCISES)}")
+    devices = _devices(args.device)
+    torch.set_num_threads(1)  # the reference's tensors are tiny; --jobs gives the parallelism
     settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
                         salt=os.environ.get("AUTOGRADER_SALT", Settings.salt))
     console = _console()
     references = References(settings)
     references.prepare([args.exercise] if args.exercise else EXERCISES)  # while the workers start
     try:
-        pool = getattr(args, "workers", None) or WarmPool(
-            min(args.jobs, len(files)), _limits(args), sandbox=False if args.no_sandbox else None, wait=False,
-            run_as=args.run_as)
         pool.ready()
     except PoolError as e:
-        _console(stderr=True).print(f"[bold red]error:[/] {e}")
-        return 1
+        return _error(e)
     if pool.warning:
         _console(stderr=True).print(f"[bold red]WARNING: {pool.warning}[/]")
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=console, disable=args.quiet)
-    with pool, progress:
-        task = progress.add_task("", total=len(files))
+    with progress:
+        task = progress.add_task("", total=count)
 
         def done(name: str, data: dict, reused: bool) -> None:
             progress.update(task, advance=1, description=f"{name}{' (already graded)' if reused else ''}")
@@ -127,62 +114,65 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def _summary(console: Console, results: list[dict], out: Path) -> None:
-    table = Table(title=f"{len(results)} submissions graded")
+    from .result import Result, Status
+
+    graded = [Result.from_json(r) for r in results]
+    table = Table(title=f"{len(graded)} submissions graded")
     for column in ("submission", "exercise", "status", "score", "failed checks"):
         table.add_column(column, overflow="fold")
-    style = {"passed": "green", "grader_error": "bold red", "failed": "yellow"}
-    for r in results:
-        failed = ", ".join(t["name"] for t in r.get("tests", []) if t["status"] == "failed")
-        status = r.get("status", "")
-        table.add_row(r.get("submission", ""), r.get("exercise", ""), f"[{style.get(status, 'red')}]{status}[/]",
-                      f"{r.get('score', 0):g}/{r.get('max_score', 0):g}", failed)
+    style = {Status.PASSED: "green", Status.GRADER_ERROR: "bold red", Status.FAILED: "yellow"}
+    for r in graded:
+        failed = ", ".join(t.name for t in r.tests if t.status == Status.FAILED)
+        table.add_row(r.submission, r.exercise, f"[{style.get(r.status, 'red')}]{r.status}[/]",
+                      f"{r.score:g}/{r.max_score:g}", failed)
     console.print(table)
-    errors = sum(r.get("status") == "grader_error" for r in results)
+    errors = sum(r.status == Status.GRADER_ERROR for r in graded)
     if errors:
         console.print(f"[bold red]{errors} submission(s) hit an internal grading error: see their results.json[/]")
     console.print(f"Results: {out}/<submission>/results.json; gradebook: {out / 'gradebook.csv'}")
 
 
-class _OutOfTime(KeyboardInterrupt):
-    """Raised by the alarm of a self-check that runs past --timeout. Like Ctrl-C, it stops the check
-    (answer code that catches Exception cannot swallow it, and the harness lets it through)."""
-
-
-def _self_check(exercise: str, code: str, args: argparse.Namespace):
-    """A self-check of one's own file: in this process, like check() in a notebook (about 3 s sooner than
-    a sandboxed worker, which must import torch again), with an alarm for --timeout; with --sandbox, in
+def _self_check(exercise: str, code: str, args: argparse.Namespace, pool: WarmPool | None):
+    """A self-check of one's own file: in this process, like check() in a notebook (sooner than a sandboxed
+    worker, which must import torch again), stopped at --timeout (None then); with --sandbox, in `pool`,
     the grader's sandboxed worker, for a file that is not one's own."""
-    import signal
-
+    from .call import Stop, stopping
     from .pipeline import grade_code
     from .runner import InProcessRunner
-    from .runner.limits import Limits
-    from .runner.pool import WarmPool
 
     def grade(runner):
         return grade_code(exercise, code, public_only=True, runner=runner, timeout=args.timeout,
                           submission=str(args.path))
 
-    if args.sandbox:  # asked for by name: no quiet fallback to a plain process (PoolError says why)
-        with WarmPool(1, Limits(timeout=args.timeout), sandbox=True) as pool:
-            return grade(pool)
-
-    def out_of_time(signum, frame):
-        raise _OutOfTime
-
-    previous = signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, args.timeout)
+    if pool is not None:
+        return grade(pool)
     try:
-        return grade(InProcessRunner())
-    except _OutOfTime:
+        with stopping(args.timeout):
+            return grade(InProcessRunner())
+    except Stop as stop:
+        if not stop.timed_out:  # Ctrl-C
+            raise
         return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """With --sandbox, the worker is launched first, as `grade` does: asked for by name, with no quiet
+    fallback to a plain process (PoolError says why)."""
+    from .runner.limits import Limits
+    from .runner.pool import PoolError, WarmPool
+
+    try:
+        pool = WarmPool(1, Limits(timeout=args.timeout), sandbox=True, wait=False) if args.sandbox else None
+    except PoolError as e:
+        return _error(e)
+    with pool or contextlib.nullcontext():
+        return _check(args, pool)
+
+
+def _check(args: argparse.Namespace, pool: WarmPool | None) -> int:
     from .report import feedback_text
+    from .result import Status
+    from .runner.pool import PoolError
     from .submission import SubmissionError, answer_code
 
     try:
@@ -197,19 +187,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         return _usage(f"{args.path} does not say which exercise it is: pass --exercise ID")
     if exercise not in EXERCISES:
         return _usage(f"unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
-    from .runner.pool import PoolError
-
     try:
-        result = _self_check(exercise, answer.code, args)
+        result = _self_check(exercise, answer.code, args, pool)
     except PoolError as e:
-        _console(stderr=True).print(f"[bold red]error:[/] {e}")
-        return 1
+        return _error(e)
     if result is None:
         print(f"Stopped after {args.timeout:g} s: does your code loop forever? (--timeout sets the limit)")
         return 1
     print(feedback_text(result))
     print("(Self-check: public checks only. The grader also checks gradients on hidden inputs.)")
-    return 0 if result.status == "passed" else 1
+    return 0 if result.status == Status.PASSED else 1
 
 
 def cmd_assign(args: argparse.Namespace) -> int:
@@ -264,6 +251,15 @@ def _usage(message: str) -> int:
     return 2
 
 
+def _error(e: Exception) -> int:
+    _console(stderr=True).print(f"[bold red]error:[/] {e}")
+    return 1
+
+
+def _list_arguments(p: argparse.ArgumentParser) -> None:
+    p.set_defaults(func=cmd_list)
+
+
 def _grade_arguments(g: argparse.ArgumentParser) -> None:
     g.add_argument("paths", nargs="+", type=Path)
     g.add_argument("--exercise", help="exercise id for files whose metadata does not say")
@@ -278,19 +274,10 @@ def _grade_arguments(g: argparse.ArgumentParser) -> None:
                    help="where bubblewrap cannot run (or with --no-sandbox), run submissions as this unprivileged "
                         "user (the grader must be root; that user must be able to read the grader's Python)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="autograder", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="the exercises and their points").set_defaults(func=cmd_list)
-
-    g = sub.add_parser("grade", help="grade files or folders of submissions")
-    _grade_arguments(g)
     g.set_defaults(func=cmd_grade)
 
 
-    c = sub.add_parser("check", help="self-check a notebook or .py file (public checks only)")
+def _check_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("path", type=Path)
     c.add_argument("--exercise")
     c.add_argument("--timeout", type=float, default=60.0, help="seconds before the check gives up (default 60)")
@@ -298,37 +285,78 @@ def parser() -> argparse.ArgumentParser:
                    help="run the code in the grader's sandboxed worker (for a file that is not your own)")
     c.set_defaults(func=cmd_check)
 
-    a = sub.add_parser("assign", help="write exercises/ from solutions/")
+
+def _assign_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--check", action="store_true", help="exit non-zero where exercises/ has drifted")
     a.add_argument("--solutions", type=Path, default=Path("solutions"))
     a.add_argument("--exercises", type=Path, default=Path("exercises"))
     a.set_defaults(func=cmd_assign)
 
-    pub = sub.add_parser("publish", help="write the self-check's public inputs and expected outcomes from references/")
-    pub.add_argument("--check", action="store_true", help="exit non-zero where the shipped public data has drifted")
-    pub.set_defaults(func=cmd_publish)
 
-    from .blame.script import add_subcommand as add_blame
-    from .export.cli import add_subcommands as add_exports
-    from .workshop.cli import add_subcommand as add_workshop
+def _publish_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--check", action="store_true", help="exit non-zero where the shipped public data has drifted")
+    p.set_defaults(func=cmd_publish)
 
-    add_blame(sub)
-    add_exports(sub)
-    add_workshop(sub)
+
+def _blame_arguments(p: argparse.ArgumentParser) -> None:
+    from .blame import script
+
+    p.description = script.__doc__.split("\n\n")[0]
+    script.configure(p)
+
+
+def _export_arguments(p: argparse.ArgumentParser) -> None:
+    from .export.cli import configure_export
+
+    configure_export(p)
+
+
+def _report_arguments(p: argparse.ArgumentParser) -> None:
+    from .export.cli import configure_report
+
+    configure_report(p)
+
+
+def _workshop_arguments(p: argparse.ArgumentParser) -> None:
+    from .workshop import cli
+
+    p.description = cli.__doc__.split("\n\n")[0]
+    cli.configure(p)
+
+
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "list": ("the exercises and their points", _list_arguments),
+    "grade": ("grade files or folders of submissions", _grade_arguments),
+    "check": ("self-check a notebook or .py file (public checks only)", _check_arguments),
+    "assign": ("write exercises/ from solutions/", _assign_arguments),
+    "publish": ("write the self-check's public inputs and expected outcomes from references/", _publish_arguments),
+    "blame": ("run a script and name the line that modified a tensor saved for backward", _blame_arguments),
+    "export": ("bundles for grading platforms (Gradescope, PrairieLearn)", _export_arguments),
+    "report": ("HTML feedback per student and submission, a class overview, gradebooks for a spreadsheet and for "
+               "Canvas or Moodle", _report_arguments),
+    "workshop": ("a live view of a workshop room (serve)", _workshop_arguments),
+}
+"""Each subcommand: its line in `autograder --help`, and what adds its arguments (and its `func`)."""
+
+
+def parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line, with the arguments of `command` only (of every subcommand where it is None). The
+    modules behind blame, export and report import torch, and `grade` launches its workers before this
+    process imports torch: a command imports only what it needs. `autograder --help` needs none of them."""
+    p = argparse.ArgumentParser(prog="autograder", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, (summary, add_arguments) in COMMANDS.items():
+        s = sub.add_parser(name, help=summary)
+        if command is None or command == name:
+            add_arguments(s)
     return p
 
 
-def main(argv: list[str] | None = None, workers=None) -> int:
-    """Runs one command. `workers`: a pool that start_workers_early() launched for this `grade`."""
-    try:
-        args = parser().parse_args(argv)
-        args.workers = workers
-        if getattr(args, "jobs", 1) < 1:
-            return _usage("--jobs must be at least 1")
-        return args.func(args)
-    finally:
-        if workers is not None:
-            workers.close()
+def main(argv: list[str] | None = None) -> int:
+    """Runs one command. The command is the first argument (the top level has no options but --help)."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser(argv[0] if argv else "").parse_args(argv)
+    return args.func(args)
 
 
 def run() -> None:
@@ -336,7 +364,7 @@ def run() -> None:
     down takes about a second (benchmarks/cli_exit.py) and nothing is left to do once the results are
     written. `blame` exits the ordinary way: the script it ran may have exit handlers of its own."""
     argv = sys.argv[1:]
-    code = main(argv, workers=start_workers_early(argv))
+    code = main(argv)
     if argv[:1] == ["blame"]:
         sys.exit(code)
     sys.stdout.flush()

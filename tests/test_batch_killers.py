@@ -546,7 +546,7 @@ def test_gradescope_with_an_unknown_exercise_in_the_metadata_writes_a_malformed_
     (root / "source").mkdir(parents=True)
     (root / "source" / "autograder_config.json").write_text(BundleConfig(("residual_add",), timeout=20).to_json())
     (root / "submission").mkdir()
-    write_json(root / "submission" / "01_residual_add.ipynb", notebook(exercise="no_such_exercise\ud800"))
+    write_json(root / "submission" / "03_residual_add.ipynb", notebook(exercise="no_such_exercise\ud800"))
     monkeypatch.setattr("autograder.export.gradescope.make_runner", lambda config: _InProcess())
     assert gradescope.run(root) == 0
     data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))

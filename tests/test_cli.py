@@ -10,9 +10,16 @@ import nbformat
 import pytest
 
 from autograder.cli import main
+from autograder.submission import answer_code
 from tests.conftest import ROOT, SOLUTIONS
 
 pytestmark = pytest.mark.slow
+
+
+def solution(exercise_id: str):
+    """The solution notebook of an exercise, whatever its number."""
+    (path,) = SOLUTIONS.glob(f"*_{exercise_id}.ipynb")
+    return path
 
 
 def run_cli(*args, cwd=ROOT):
@@ -24,8 +31,8 @@ def run_cli(*args, cwd=ROOT):
 def batch(tmp_path_factory):
     """A small class: a solution, a broken fix, and every kind of broken file, graded once."""
     d = tmp_path_factory.mktemp("class")
-    shutil.copy(SOLUTIONS / "01_residual_add.ipynb", d / "ada.ipynb")
-    nb = nbformat.read(SOLUTIONS / "01_residual_add.ipynb", as_version=4)
+    shutil.copy(solution("residual_add"), d / "ada.ipynb")
+    nb = nbformat.read(solution("residual_add"), as_version=4)
     for cell in nb.cells:
         cell.source = cell.source.replace("out = out + x  #", "out += x  #")
     nbformat.write(nb, d / "bob.ipynb")
@@ -82,7 +89,7 @@ def test_rerun_regrades_nothing_and_changed_files_are_regraded(batch):
     d, out, _ = batch
     before = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/results.json")}
     (out / "bob.ipynb" / "results.json").unlink()  # as if killed before bob was written
-    shutil.copy(SOLUTIONS / "01_residual_add.ipynb", d / "ada.ipynb")  # same content: not regraded
+    shutil.copy(solution("residual_add"), d / "ada.ipynb")  # same content: not regraded
     proc = run_cli("grade", str(d), "--exercise", "residual_add", "--out", str(out), "--quiet")
     assert proc.returncode == 0
     after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/results.json")}
@@ -97,32 +104,34 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert main(["grade", str(tmp_path / "nothing")]) == 2
     assert main(["grade", str(tmp_path), "--exercise", "nope"]) == 2
     assert main(["grade", str(tmp_path)]) == 2  # an empty folder
+    assert main(["grade", str(SOLUTIONS), "--jobs", "0"]) == 2
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     for d in ("a", "b"):
-        shutil.copy(SOLUTIONS / "05_leaf_sgd.ipynb", tmp_path / d / "05_leaf_sgd.ipynb")
+        shutil.copy(solution("leaf_sgd"), tmp_path / d / "05_leaf_sgd.ipynb")
     out = tmp_path / "grades"
     assert main(["grade", str(tmp_path / "a"), str(tmp_path / "b"), "--quiet", "--out", str(out)]) == 0  # same names:
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["05_leaf_sgd-2.ipynb", "05_leaf_sgd.ipynb"]  # both
 
 
 def test_check_command_on_the_solution_and_a_broken_file(tmp_path):
-    ok = run_cli("check", str(SOLUTIONS / "01_residual_add.ipynb"))
+    ok = run_cli("check", str(solution("residual_add")))
     assert ok.returncode == 0 and "[PASS] forward" in ok.stdout and "hidden" not in ok.stdout.split("(Self-check")[0]
     bad = tmp_path / "bad.py"
-    bad.write_text((ROOT / "tests/exercises/test_residual_add.py").read_text().split('HEADER = """')[1].split('"""')[0]
-                   + "        out = self.bn1(self.conv1(x)).relu()\n        out += x\n        return out\n")
+    fixed = answer_code(solution("residual_add")).code
+    bad.write_text(fixed.replace("out = out + x  #", "out += x  #"))  # the in-place add on relu's saved output
+    assert bad.read_text() != fixed
     proc = run_cli("check", str(bad), "--exercise", "residual_add")
     assert proc.returncode == 1 and "[FAIL] backward runs" in proc.stdout
 
 
 def test_check_stops_a_loop_at_its_timeout_and_can_use_the_sandbox(tmp_path):
     loop = tmp_path / "loop.py"
-    loop.write_text("def normalized_linear(x, weight):\n    while True:\n        try:\n            pass\n"
+    loop.write_text("def clamped_softmax_loss(logits, target, eps):\n    while True:\n        try:\n            pass\n"
                     "        except Exception:\n            pass\n")
     proc = run_cli("check", str(loop), "--exercise", "data_trap", "--timeout", "2")
     assert proc.returncode == 1 and "Stopped after 2 s" in proc.stdout, proc.stdout + proc.stderr
-    boxed = run_cli("check", str(SOLUTIONS / "05_leaf_sgd.ipynb"), "--sandbox")
+    boxed = run_cli("check", str(solution("leaf_sgd")), "--sandbox")
     assert boxed.returncode == 0 and "[PASS]" in boxed.stdout, boxed.stdout + boxed.stderr
 
 
@@ -141,7 +150,7 @@ def test_a_killed_batch_finishes_on_rerun_without_regrading(tmp_path):
     folder = tmp_path / "class"
     folder.mkdir()
     for i in range(10):
-        shutil.copy(SOLUTIONS / "05_leaf_sgd.ipynb", folder / f"s{i:02d}_leaf_sgd.ipynb")
+        shutil.copy(solution("leaf_sgd"), folder / f"s{i:02d}_leaf_sgd.ipynb")
     out = tmp_path / "out"
     args = [sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out), "--jobs", "1", "--quiet"]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -164,22 +173,61 @@ def test_a_killed_batch_finishes_on_rerun_without_regrading(tmp_path):
 
 def test_check_with_sandbox_says_so_when_it_cannot_sandbox(monkeypatch, capsys):
     monkeypatch.setattr("autograder.runner.pool.bwrap_problem", lambda: "bubblewrap is not installed")
-    assert main(["check", str(SOLUTIONS / "05_leaf_sgd.ipynb"), "--sandbox"]) == 1
+    assert main(["check", str(solution("leaf_sgd")), "--sandbox"]) == 1
     assert "cannot sandbox: bubblewrap is not installed" in capsys.readouterr().err
 
 
-def test_grade_launches_its_workers_before_importing_torch():
-    """The three imports of torch (grader, two workers) then share the cores: README, "Measured"."""
-    code = """
+HEAVY = ("torch", "nbformat", "autograder.batch", "autograder.blame", "autograder.export.cli", "autograder.workshop.cli")
+"""What no command that launches workers may have imported by then."""
+
+
+def test_grade_and_check_launch_their_workers_before_importing_torch():
+    """The imports of torch (the grader's, each worker's) then share the cores instead of queueing."""
+    code = f"""
 import sys
-from autograder.cli import start_workers_early
-pool = start_workers_early(["grade", "samples/class", "--jobs", "2", "--no-sandbox"])
-assert "torch" not in sys.modules, "torch was imported before the workers were launched"
-assert len(pool._slots) == 2 and all(s.proc is not None for s in pool._slots)
-pool.ready()
-pool.close()
-for argv in (["list"], ["grade", "no/such/folder"], ["grade", "samples/class", "--jobs", "zero"], ["grade", "--help"]):
-    assert start_workers_early(argv) is None, argv
+from autograder.runner import pool
+
+seen = []
+
+def launch(self, slots, *args, **kwargs):
+    seen.append((slots, [name for name in {HEAVY!r} if name in sys.modules]))
+    raise pool.PoolError("stopped by the test")
+
+pool.WarmPool.__init__ = launch
+from autograder.cli import main
+
+assert main(["grade", "samples/class", "--jobs", "2"]) == 1
+assert main(["check", {str(solution("data_trap"))!r}, "--sandbox"]) == 1
+assert seen == [(2, []), (1, [])], seen
 """
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr.count("stopped by the test") == 2
+
+
+def test_help_lists_every_command_and_all_their_arguments(capsys):
+    """Each command adds its arguments only when it runs: its --help must still show all of them."""
+    from autograder.cli import COMMANDS, parser
+
+    def shown(argv: list[str], command_line=None) -> str:
+        with pytest.raises(SystemExit) as ended:
+            (command_line or main)(argv)
+        assert ended.value.code == 0
+        return capsys.readouterr().out
+
+    top = shown(["--help"])
+    for name, (summary, _) in COMMANDS.items():
+        assert name in top and summary.split()[0] in top
+    every = parser()  # all commands configured at once: what each one alone must show
+    expected = {"list": [], "grade": ["--jobs", "--no-sandbox", "--run-as", "--memory", "paths"],
+                "check": ["--sandbox", "--timeout", "path"], "assign": ["--solutions"], "publish": ["--check"],
+                "blame": ["--fix", "--json", "script"], "export": ["gradescope", "prairielearn"],
+                "export gradescope": ["--hidden-visibility", "--memory-mb"], "export prairielearn": ["--image"],
+                "report": ["--roster", "--for-students", "graded"], "workshop": ["serve"],
+                "workshop serve": ["--hub", "--public-url", "--stuck-attempts"]}
+    for command, options in expected.items():
+        argv = [*command.split(), "--help"]
+        alone = shown(argv)
+        assert alone == shown(argv, every.parse_args)
+        assert all(option in alone for option in options), (command, alone)
+    assert {c.split()[0] for c in expected} == set(COMMANDS)

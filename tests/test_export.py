@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.export import cli as export_cli
+from autograder import cli as autograder_cli
 from autograder.export import container, gradescope, prairielearn
 from autograder.export.container import BundleConfig, grade_folder, not_submitted
 from autograder.export.source import ExportError
@@ -131,7 +131,7 @@ def test_gradescope_malformed_and_wrong_notebook(gradescope_zip, tmp_path, monke
     assert data["score"] == 0 and len(data["tests"]) == 1
     assert data["tests"][0]["max_score"] == 10 and "is empty" in data["tests"][0]["output"]
 
-    root = gradescope_root(tmp_path / "w", gradescope_zip, CLASS / "ada" / "01_residual_add.ipynb")
+    root = gradescope_root(tmp_path / "w", gradescope_zip, CLASS / "ada" / "03_residual_add.ipynb")
     assert gradescope.run(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 0 and "notebook of exercise residual_add" in data["output"]
@@ -185,7 +185,7 @@ def config_root(tmp: Path, config: BundleConfig, files: list[Path]) -> Path:
 def test_gradescope_grader_fault_on_one_exercise_keeps_the_others(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(gradescope, "make_runner", FakeRunner(broken={"data_trap"}))
     config = BundleConfig(("residual_add", "data_trap"))
-    root = config_root(tmp_path, config, [SOLUTIONS / "01_residual_add.ipynb", SOLUTIONS / "02_data_trap.ipynb"])
+    root = config_root(tmp_path, config, [SOLUTIONS / "03_residual_add.ipynb", SOLUTIONS / "02_data_trap.ipynb"])
     assert gradescope.run(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 10  # residual_add graded as usual
@@ -208,7 +208,7 @@ def test_gradescope_writes_results_when_the_worker_will_not_start(tmp_path, monk
     assert gradescope.run(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     by_tag = {t["tags"][0]: t for t in data["tests"]}
-    assert "Submit 01_residual_add.ipynb" in by_tag["residual_add"]["output"]  # still told what is missing
+    assert "Submit 03_residual_add.ipynb" in by_tag["residual_add"]["output"]  # still told what is missing
     assert "grader's fault" in by_tag["data_trap"]["output"] and data["score"] == 0
 
 
@@ -241,14 +241,14 @@ def test_gradescope_unmatched_files_name_the_files_expected(tmp_path, monkeypatc
     notes = tmp_path / "notes.py"
     notes.write_text("print('my scratch work')\n")
     config = BundleConfig(("residual_add", "data_trap"))
-    root = config_root(tmp_path, config, [SOLUTIONS / "02_data_trap.ipynb", CLASS / "ada" / "05_leaf_sgd.ipynb", notes])
+    root = config_root(tmp_path, config, [SOLUTIONS / "02_data_trap.ipynb", CLASS / "ada" / "01_leaf_sgd.ipynb", notes])
     assert gradescope.run(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 10
     note = data["output"].splitlines()[-1]
     assert note.startswith("Not graded: ") and "notes.py (it is none of this assignment's exercises)" in note
-    assert "05_leaf_sgd.ipynb (the notebook of exercise leaf_sgd, which this assignment does not grade)" in note
-    assert "grades 01_residual_add.ipynb, 02_data_trap.ipynb" in note
+    assert "01_leaf_sgd.ipynb (the notebook of exercise leaf_sgd, which this assignment does not grade)" in note
+    assert "grades 03_residual_add.ipynb, 02_data_trap.ipynb" in note
 
 
 def test_results_are_roots_to_write_and_the_grader_files_roots_alone(tmp_path, monkeypatch):
@@ -282,8 +282,8 @@ def test_gradescope_several_exercises_in_one_bundle():
     data = gradescope.to_gradescope([not_submitted("residual_add", []), fake_result()], config)
     assert data["score"] == 3
     assert sum(t["max_score"] for t in data["tests"]) == 20
-    assert [t["name"] for t in data["tests"]] == ["1. residual_add: submission", "6. data_trap: forward",
-                                                 "6. data_trap: gradients (hidden inputs)"]
+    assert [t["name"] for t in data["tests"]] == ["3. residual_add: submission", "2. data_trap: forward",
+                                                 "2. data_trap: gradients (hidden inputs)"]
 
 
 def test_prairielearn_results_keep_hidden_checks_hidden():
@@ -295,25 +295,25 @@ def test_prairielearn_results_keep_hidden_checks_hidden():
 
 
 def test_export_commands(tmp_path, capsys):
-    assert export_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--exercise", "leaf_sgd"]) == 0
+    assert autograder_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--exercise", "leaf_sgd"]) == 0
     with zipfile.ZipFile(tmp_path / "gs" / "autograder.zip") as zf:
         config = json.loads(zf.read("autograder_config.json"))
         assert config["exercises"] == ["leaf_sgd"] and config["memory_mb"] == 128
     said = capsys.readouterr().out
     assert "Ubuntu 22.04 (Python 3.10)" in said and "autograder-student" in said
     assert "768 MB: enough" in said and "past 218" in said
-    assert export_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--memory-mb", "400"]) == 0
+    assert autograder_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--memory-mb", "400"]) == 0
     said = capsys.readouterr().out
     assert "NOT enough: raise the assignment's memory limit (Settings > Autograder Settings) to at least 950 MB" in said
-    assert export_cli.main(["export", "prairielearn", "--out", str(tmp_path / "pl"), "--image", "me/g:1"]) == 0
+    assert autograder_cli.main(["export", "prairielearn", "--out", str(tmp_path / "pl"), "--image", "me/g:1"]) == 0
     said = capsys.readouterr().out
     assert "docker build --platform linux/amd64 -t me/g:1" in said and "2048 MB: enough" in said
-    assert export_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--memory-mb", "8"]) == 2
+    assert autograder_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--memory-mb", "8"]) == 2
     assert "at least 32" in capsys.readouterr().err
-    assert export_cli.main(["export", "prairielearn", "--out", str(tmp_path / "pl"), "--image", "a b"]) == 2
+    assert autograder_cli.main(["export", "prairielearn", "--out", str(tmp_path / "pl"), "--image", "a b"]) == 2
     assert "Docker image name" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        export_cli.main(["export", "gradescope", "--out", str(tmp_path), "--exercise", "nope"])
+        autograder_cli.main(["export", "gradescope", "--out", str(tmp_path), "--exercise", "nope"])
 
 
 def test_bad_export_options_say_what_is_wrong():
@@ -384,7 +384,7 @@ def test_prairielearn_questions(prairielearn_course):
         html = (folder / "question.html").read_text()
         assert f'file-names="{folder.name}.ipynb"' in html and "<pl-external-grader-results>" in html
         assert (folder / "clientFilesQuestion" / f"{folder.name}.ipynb").is_file()
-    assert set(infos) == {"01_residual_add", "02_data_trap"}
+    assert set(infos) == {"03_residual_add", "02_data_trap"}
     assert len({i["uuid"] for i in infos.values()}) == 2
     dockerfile = (prairielearn_course / "graders" / "inplace-autograder" / "Dockerfile").read_text()
     assert "--index-url https://download.pytorch.org/whl/cpu" in dockerfile

@@ -28,11 +28,11 @@ IDS = {"ada": "1001", "bob": "1002", "cleo": "1003", "dan": "1004", "eve": "1005
 EMAILS = {name: f"{name}@example.edu" for name in [*IDS, "grace"]}
 # The class these tests grade: some of the exercises, each for what the sample rosters (exports of a term that
 # graded the first six) make of it, with dan's score. Adding an exercise to the course changes nothing here.
-DAN = {
+DAN = {  # in the course's order
+    "data_trap": 3,  # by its title in both; worth 20 points in Canvas
     "residual_add": 5,  # a column named by its id in both rosters; eve's grader error
     "inplace_dropout": 8,  # named by its title in both
     "rnn_hidden": 4,  # by its id in Canvas, by its title in Moodle
-    "data_trap": 3,  # by its title in both; worth 20 points in Canvas
     "custom_inplace": 8,  # in neither roster: a new column
 }
 
@@ -130,16 +130,16 @@ def test_canvas_import_file_from_the_sample_roster(graded, tmp_path):
     grades, points, new = canvas_import(text)
     assert list(grades) == ["1001", "1002", "1003", "1004", "1005", "1006", "1007"]  # the roster's order,
     assert "1099" not in grades  # without Canvas's Test Student
-    assert new == ["07_custom_inplace"]  # the only exercise with no assignment in Canvas yet
-    assert header[5:] == ["01_residual_add (4411)", "In-place dropout (4412)", "04_rnn_hidden (4414)",
-                          "The .data trap (4416)", "07_custom_inplace"]  # no column for what was not graded
+    assert new == ["11_custom_inplace"]  # the only exercise with no assignment in Canvas yet
+    assert header[5:] == ["The .data trap (4416)", "03_residual_add (4411)", "In-place dropout (4412)",
+                          "07_rnn_hidden (4414)", "11_custom_inplace"]  # course order; no column for what was not graded
     assert points == {h: "20" if "data trap" in h else "10" for h in header[5:]}
     assert grades["1001"] == {h: "20" if "data trap" in h else "10" for h in header[5:]}  # ada; scaled to 20
     assert grades["1002"] == dict.fromkeys(header[5:], "0")  # bob: untouched is a 0, not empty
-    assert list(grades["1004"].values()) == ["5", "8", "4", "6", "8"]  # dan, joined by login
+    assert list(grades["1004"].values()) == ["6", "5", "8", "4", "8"]  # dan, joined by login
     assert set(grades["1007"].values()) == {""}  # grace handed in nothing: there, with empty grades
     eve = grades["1005"]
-    assert eve["01_residual_add (4411)"] == "-"  # a grader error: no score to Canvas, and visibly not a number
+    assert eve["03_residual_add (4411)"] == "-"  # a grader error: no score to Canvas, and visibly not a number
     assert all(v == "20" if "data trap" in h else v == "10" for h, v in eve.items() if "4411" not in h)
     for row in grades.values():
         assert all(v in ("", "-") or re.fullmatch(r"\d+(\.\d+)?", v) for v in row.values())
@@ -166,14 +166,14 @@ def test_canvas_downloads_join_by_user_id(tmp_path):
     joined = join(book, read_roster(CANVAS_ROSTER))
     assert [r.student for r in joined.unmatched] == ["ghost"]
     grades, _, _ = canvas_import(lms_csv(book, joined)[0])
-    assert grades["1001"]["01_residual_add (4411)"] == "9"  # the best, the late resubmission
+    assert grades["1001"]["03_residual_add (4411)"] == "9"  # the best, the late resubmission
     assert grades["1003"]["The .data trap (4416)"] == "14"  # cleo's id, whatever the file's name said; 7/10 of 20
     assert "9999" not in grades
 
 
 def test_ambiguous_and_unknown_students_are_left_out_and_said(tmp_path):
     roster = tmp_path / "roster.csv"
-    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section,01_residual_add (1)\n"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section,03_residual_add (1)\n"
                       '"Smith, John",1,,jsmith1,A,\n"Smith, John",2,,jsmith2,A,\n"Doe, Jane",3,,jdoe,A,\n')
     grades_dir = tmp_path / "grades"
     write_result(grades_dir, "John_Smith__01_residual_add.ipynb", "residual_add", "passed", 10)
@@ -181,8 +181,8 @@ def test_ambiguous_and_unknown_students_are_left_out_and_said(tmp_path):
     write_result(grades_dir, "zed__01_residual_add.ipynb", "residual_add", "failed", 2)
     paths = write_report(grades_dir, tmp_path / "r", roster=roster)
     grades, _, _ = canvas_import(paths["lms"].read_text())
-    assert grades == {"1": {"01_residual_add (1)": ""}, "2": {"01_residual_add (1)": ""},
-                      "3": {"01_residual_add (1)": "6"}}
+    assert grades == {"1": {"03_residual_add (1)": ""}, "2": {"03_residual_add (1)": ""},
+                      "3": {"03_residual_add (1)": "6"}}
     assert any("John_Smith matches several roster students (Smith, John or Smith, John)" in w for w in paths["warnings"])
     assert any("not on the roster, left out: zed" in w for w in paths["warnings"])
     overview = paths["index"].read_text()
@@ -191,7 +191,7 @@ def test_ambiguous_and_unknown_students_are_left_out_and_said(tmp_path):
 
 def test_hostile_roster_names_stay_text(tmp_path):
     roster = tmp_path / "roster.csv"
-    roster.write_text('Student,ID,SIS Login ID,Section,01_residual_add (1)\n'
+    roster.write_text('Student,ID,SIS Login ID,Section,03_residual_add (1)\n'
                       '"=HYPERLINK(""http://x"")",1,ada,A,\n"<script>alert(1)</script>",2,bob,A,\n'
                       '"<b>Nobody</b>",3,nobody,A,\n')
     grades_dir = tmp_path / "grades"
@@ -200,7 +200,7 @@ def test_hostile_roster_names_stay_text(tmp_path):
     paths = write_report(grades_dir, tmp_path / "r", roster=roster)
     rows = list(csv.reader(io.StringIO(paths["lms"].read_text())))
     assert rows[2][:2] == ["'=HYPERLINK(\"http://x\")", "1"]  # no formula when the teacher opens it
-    assert canvas_import(paths["lms"].read_text())[0]["1"] == {"01_residual_add (1)": "10"}  # joined by ID all the same
+    assert canvas_import(paths["lms"].read_text())[0]["1"] == {"03_residual_add (1)": "10"}  # joined by ID all the same
     for page in [paths["index"], *paths["students"].iterdir(), *(tmp_path / "r").glob("by_*.html")]:
         text = page.read_text()
         assert "<script>" not in text and "<b>" not in text, page
@@ -221,15 +221,15 @@ def test_moodle_import_file_from_the_sample_roster(graded, tmp_path):
     grades = moodle_import(text, set(EMAILS.values()))
     assert list(grades) == [EMAILS[n] for n in ("ada", "bob", "cleo", "dan", "eve", "frank", "grace")]
     columns = header[6:]
-    assert columns == ["Assignment: 01_residual_add (Real)", "Assignment: In-place dropout (Real)",
-                       "Assignment: The carried hidden state (Real)", "Assignment: The .data trap (Real)",
-                       "07_custom_inplace"]
+    assert columns == ["Assignment: The .data trap (Real)", "Assignment: 03_residual_add (Real)",
+                       "Assignment: In-place dropout (Real)", "Assignment: The carried hidden state (Real)",
+                       "11_custom_inplace"]
     assert list(grades[EMAILS["dan"]].values()) == [float(score) for score in DAN.values()]
     assert set(grades[EMAILS["ada"]].values()) == {10.0}
     assert set(grades[EMAILS["grace"]].values()) == {None}  # no submission: there, with empty grades
-    assert grades[EMAILS["eve"]]["Assignment: 01_residual_add (Real)"] is None  # the grader error: `-`
+    assert grades[EMAILS["eve"]]["Assignment: 03_residual_add (Real)"] is None  # the grader error: `-`
     eve_row = next(r for r in csv.reader(io.StringIO(text)) if r[5] == EMAILS["eve"])
-    assert eve_row[6] == "-" and eve_row[7:] == ["10"] * (len(DAN) - 1)
+    assert eve_row[6:] == ["-" if e == "residual_add" else "10" for e in DAN]  # the grader error's cell only
 
 
 def test_moodle_downloads_join_by_name(tmp_path):
@@ -237,17 +237,17 @@ def test_moodle_downloads_join_by_name(tmp_path):
     assignment, which its grades export does not have: the name joins."""
     grades_dir = tmp_path / "grades"
     write_result(grades_dir, "Ada_Lovelace_71_assignsubmission_file___01_residual_add.ipynb", "residual_add",
-                 "failed", 6, "dl/Ada Lovelace_71_assignsubmission_file_/01_residual_add.ipynb")
+                 "failed", 6, "dl/Ada Lovelace_71_assignsubmission_file_/03_residual_add.ipynb")
     write_result(grades_dir, "Ada_Lovelace_71_assignsubmission_file_06_data_trap.ipynb", "data_trap", "passed", 10,
                  "dl/Ada Lovelace_71_assignsubmission_file_06_data_trap.ipynb")
     write_result(grades_dir, "Grace_Hopper_72_assignsubmission_file_06_data_trap.ipynb", "data_trap", "failed", 3)
     book = gradebook(load(grades_dir))
     assert [r.student for r in book.rows] == ["Ada Lovelace", "Grace Hopper"]
     grades = moodle_import(lms_csv(book, join(book, read_roster(MOODLE_ROSTER)))[0], set(EMAILS.values()))
-    assert grades[EMAILS["ada"]] == {"Assignment: 01_residual_add (Real)": 6.0, "Assignment: The .data trap (Real)": 10.0}
-    assert grades[EMAILS["grace"]] == {"Assignment: 01_residual_add (Real)": None,
+    assert grades[EMAILS["ada"]] == {"Assignment: 03_residual_add (Real)": 6.0, "Assignment: The .data trap (Real)": 10.0}
+    assert grades[EMAILS["grace"]] == {"Assignment: 03_residual_add (Real)": None,
                                        "Assignment: The .data trap (Real)": 3.0}
-    assert grades[EMAILS["bob"]] == {"Assignment: 01_residual_add (Real)": None,
+    assert grades[EMAILS["bob"]] == {"Assignment: 03_residual_add (Real)": None,
                                      "Assignment: The .data trap (Real)": None}
 
 
@@ -262,9 +262,9 @@ def test_moodle_roster_variants(tmp_path):
     write_result(grades_dir, "zoe__05_leaf_sgd.ipynb", "leaf_sgd", "passed", 10)
     book = gradebook(load(grades_dir))
     text, notes = lms_csv(book, join(book, read))
-    assert text.splitlines() == ["First name,Surname,ID number,Email address,05_leaf_sgd",
+    assert text.splitlines() == ["First name,Surname,ID number,Email address,01_leaf_sgd",
                                  "Zoë,Ørsted,77,zoe@example.edu,10"]
-    assert notes == ["leaf_sgd: no column of the roster matches it; `05_leaf_sgd` is a new column: map it to a grade item"]
+    assert notes == ["leaf_sgd: no column of the roster matches it; `01_leaf_sgd` is a new column: map it to a grade item"]
 
 
 # ---- the command -------------------------------------------------------------------------------------------

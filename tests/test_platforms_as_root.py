@@ -246,9 +246,15 @@ def box():
             subprocess.run(["userdel", STUDENT_USER], capture_output=True)
 
 
+def solution(exercise_id: str) -> Path:
+    """The solution notebook of an exercise, whatever its number."""
+    (path,) = SOLUTIONS.glob(f"*_{exercise_id}.ipynb")
+    return path
+
+
 def attack_notebook(dest: Path, targets: dict[str, tuple[str, str]], drop: Path) -> Path:
     """The data_trap solution with the attack in front of its answer: full marks only if every attempt failed."""
-    nb = nbformat.read(SOLUTIONS / "06_data_trap.ipynb", as_version=4)
+    nb = nbformat.read(solution("data_trap"), as_version=4)
     cell = next(c for c in nb.cells if is_answer_cell(c))
     attack = ATTACK.replace("TARGETS", repr(json.dumps(targets))).replace("DROP", repr(str(drop)))
     cell.source = attack + "\n" + cell.source
@@ -361,7 +367,7 @@ def test_gradescope_run_autograder_as_root(box, sandbox):
     drop = drop_folder(box, name)
     targets = gradescope_targets(box, root)
     attack = attack_notebook(box.base / "attacks" / name / "06_data_trap.ipynb", targets, drop)
-    root = gradescope_root(box, name, [SOLUTIONS / "01_residual_add.ipynb", attack])
+    root = gradescope_root(box, name, [solution("residual_add"), attack])
     ((proc, seconds),) = run_all([(["bash", str(root / "run_autograder")],
                                    run_env(box, root, sandbox, AUTOGRADER_VENV=str(box.venv)), root)])
     print(f"run_autograder ({name}): {seconds:.1f} s")
@@ -405,7 +411,7 @@ def test_prairielearn_run_sh_as_root_without_bubblewrap(box):
                **common_targets(box)}
     attack = attack_notebook(box.base / "attacks" / "pl" / "06_data_trap.ipynb", targets, drop)
     roots = {"data_trap": grade_root(box, "pl-attack", attack),
-             "residual_add": grade_root(box, "pl-honest", SOLUTIONS / "01_residual_add.ipynb")}
+             "residual_add": grade_root(box, "pl-honest", solution("residual_add"))}
     done = run_all([(["bash", str(root / server / "run.sh"), exercise],
                      run_env(box, root, False, AUTOGRADER_PYTHON=str(box.venv / "bin" / "python")), root)
                     for exercise, root in roots.items()])

@@ -1,8 +1,5 @@
-"""`autograder export gradescope|prairielearn` and `autograder report`. Wire into autograder/cli.py with:
-
-    from .export.cli import add_subcommands
-    add_subcommands(sub)          # in parser(), after the other sub-commands
-"""
+"""The arguments and the work of `autograder export gradescope|prairielearn` and `autograder report`
+(autograder/cli.py registers them)."""
 
 from __future__ import annotations
 
@@ -121,11 +118,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_subcommands(sub: argparse._SubParsersAction) -> None:
-    """Adds `export` (with `gradescope` and `prairielearn`) and `report` to the `autograder` parser."""
+def configure_export(export: argparse.ArgumentParser) -> None:
+    """`export`'s arguments: one subcommand per platform."""
     from .prairielearn import DEFAULT_IMAGE
 
-    export = sub.add_parser("export", help="bundles for grading platforms (Gradescope, PrairieLearn)")
     platforms = export.add_subparsers(dest="platform", required=True)
     for name, func, what in (("gradescope", cmd_export_gradescope, "autograder.zip for a Gradescope assignment"),
                              ("prairielearn", cmd_export_prairielearn, "one PrairieLearn question per exercise")):
@@ -145,8 +141,9 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--image", default=DEFAULT_IMAGE,
                            help=f"the grading image PrairieLearn pulls (default: {DEFAULT_IMAGE})")
 
-    r = sub.add_parser("report", help="HTML feedback per student and submission, a class overview, gradebooks for "
-                                      "a spreadsheet and for Canvas or Moodle")
+
+def configure_report(r: argparse.ArgumentParser) -> None:
+    """`report`'s arguments."""
     r.add_argument("graded", type=Path, help="the --out folder of `autograder grade`")
     r.add_argument("--out", type=Path, help="where the report goes (default: GRADED/report)")
     r.add_argument("--roster", type=Path, metavar="FILE",
@@ -157,15 +154,3 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
                    help="also write DIR/<student>/index.html, one folder per student holding only their own "
                         "feedback (no class overview, nothing about classmates, nothing teacher-only)")
     r.set_defaults(func=cmd_report)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The same commands on their own (`python -m autograder.export.cli ...`), until the main CLI has them."""
-    parser = argparse.ArgumentParser(prog="autograder")
-    add_subcommands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

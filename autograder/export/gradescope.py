@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 import traceback
@@ -21,12 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..exercises import EXERCISES
-from ..result import Result
+from ..result import Result, Status
 from .container import (
     CONFIG_NAME,
     STUDENT_USER,
     BundleConfig,
     grade_submission,
+    leave,
     lock_down,
     make_runner,
     match_files,
@@ -93,7 +93,7 @@ export {REFERENCES_ENV}="$ROOT/source/references"
 exec "$PYTHON" -I -m autograder.export.gradescope --root "$ROOT"
 """
 
-_WHOLE_SUBMISSION = ("not_attempted", "timed_out", "crashed", "malformed", "grader_error")
+_WHOLE_SUBMISSION = (Status.NOT_ATTEMPTED, Status.TIMED_OUT, Status.CRASHED, Status.MALFORMED, Status.GRADER_ERROR)
 """Statuses whose message is about the whole submission (every check got 0): safe to show in full."""
 _WHEN = {
     "after_due_date": "after the due date",
@@ -122,7 +122,7 @@ def export(out: Path, config: BundleConfig) -> Path:
 
 def _shown(result: Result) -> Result:
     """What a student sees of a result: a grader error's detail stays in the log (report_grader_errors)."""
-    return replace(result, output=GRADER_FAULT, tests=()) if result.status == "grader_error" else result
+    return replace(result, output=GRADER_FAULT, tests=()) if result.status == Status.GRADER_ERROR else result
 
 
 def _summary(result: Result, hidden_visibility: str) -> str:
@@ -147,8 +147,9 @@ def to_gradescope(results: list[Result], config: BundleConfig, execution_time: f
         number = known.number if known is not None else i
         prefix = f"{number}. {result.exercise}: " if several else ""
         if not result.tests:  # unreadable, missing or the grader's fault: one entry with the points and why
-            tests.append({"name": prefix + ("grader error" if result.status == "grader_error" else "submission"),
-                          "number": f"{number}", "score": 0.0, "max_score": result.max_score, "status": "failed",
+            tests.append({"name": prefix + ("grader error" if result.status == Status.GRADER_ERROR else "submission"),
+                          "number": f"{number}", "score": 0.0, "max_score": result.max_score,
+                          "status": Status.FAILED.value,
                           "output": result.output, "visibility": "visible", "tags": [result.exercise]})
         for j, t in enumerate(result.tests, 1):
             hidden = t.visibility != "visible"
@@ -158,7 +159,7 @@ def to_gradescope(results: list[Result], config: BundleConfig, execution_time: f
                 "number": f"{number}.{j}",
                 "score": t.score,
                 "max_score": t.max_score,
-                "status": t.status,
+                "status": t.status.value,
                 "output": output,
                 "visibility": config.hidden_visibility if hidden else "visible",
                 "tags": [result.exercise],
@@ -175,7 +176,7 @@ def to_gradescope(results: list[Result], config: BundleConfig, execution_time: f
         "stdout_visibility": "hidden",
         "tests": tests,
         "extra_data": {"exercises": [
-            {"exercise": r.exercise, "status": r.status, "score": r.score, "max_score": r.max_score,
+            {"exercise": r.exercise, "status": r.status.value, "score": r.score, "max_score": r.max_score,
              "file": r.submission} for r in results]},
     }
 
@@ -215,4 +216,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())

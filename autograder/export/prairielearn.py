@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import traceback
 import uuid
 from dataclasses import replace
@@ -25,12 +24,13 @@ from html import escape
 from pathlib import Path
 
 from ..exercises import EXERCISES
-from ..result import Result
+from ..result import Result, Status
 from .container import (
     CONFIG_NAME,
     STUDENT_USER,
     BundleConfig,
     grade_submission,
+    leave,
     lock_down,
     make_runner,
     notebook_name,
@@ -170,12 +170,12 @@ def not_gradable(message: str) -> dict:
 
 def to_prairielearn(result: Result) -> dict:
     """PrairieLearn's results.json for one exercise's Result."""
-    if result.status == "grader_error":
+    if result.status == Status.GRADER_ERROR:
         return not_gradable(GRADER_FAULT)
-    if result.status == "not_attempted":  # the notebook as handed out, or no file: not a used attempt
+    if result.status == Status.NOT_ATTEMPTED:  # the notebook as handed out, or no file: not a used attempt
         why = UNTOUCHED.format(id=result.exercise) if result.tests else result.output
         return not_gradable(NOT_ANSWERED.format(why=why))
-    if result.status == "malformed" and not result.tests:
+    if result.status == Status.MALFORMED and not result.tests:
         return not_gradable(result.output)
     tests = []
     for t in result.tests:
@@ -227,4 +227,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..result import Status
 from . import Job, cgroup
 from .limits import Limits
 from .sandbox import SCRATCH, as_root, bwrap_command, bwrap_problem, plain_env
@@ -213,7 +214,7 @@ class Slot:
         seconds = time.perf_counter() - start
         if exchanged is None:  # the zygote died or hung: a job killed it, or it was out of memory
             self.stop()
-            return RunReport("crashed", "the worker running your code was killed (did your code kill its "
+            return RunReport(Status.CRASHED, "the worker running your code was killed (did your code kill its "
                              "parent process, or use up all memory?)", seconds=seconds)
         answer, frame, printed = exchanged
         if answer.get("clean") is not True:  # a job left what the zygote could not remove: start afresh
@@ -222,22 +223,22 @@ class Slot:
         split = answer.get("public_stdout")
         public = printed[:split].decode("utf-8", "replace") if isinstance(split, int) and split >= 0 else None
         if answer.get("status") == "timed_out":
-            return RunReport("timed_out", f"stopped after {job.timeout:g} s (an infinite loop?)", stdout=stdout,
+            return RunReport(Status.TIMED_OUT, f"stopped after {job.timeout:g} s (an infinite loop?)", stdout=stdout,
                              seconds=seconds, public_stdout=public)
         if answer.get("report_cut"):
-            return RunReport("crashed", "your code's observations were too large to send back", stdout=stdout,
+            return RunReport(Status.CRASHED, "your code's observations were too large to send back", stdout=stdout,
                              seconds=seconds, public_stdout=public)
         if not frame:
-            return RunReport("crashed", _crash_detail(answer, "it sent no report"), stdout=stdout, seconds=seconds,
+            return RunReport(Status.CRASHED, _crash_detail(answer, "it sent no report"), stdout=stdout, seconds=seconds,
                              public_stdout=public)
         if not hmac.compare_digest(frame[:len(token)], token):
-            return RunReport("crashed", "the report did not come from the grader's harness: your code wrote on "
+            return RunReport(Status.CRASHED, "the report did not come from the grader's harness: your code wrote on "
                              "the grader's report channel, or ended the process before the harness could report",
                              stdout=stdout, seconds=seconds, public_stdout=public)
         try:
             report = _decode(frame[len(token):], job)
         except WireError as e:
-            return RunReport("crashed", _crash_detail(answer, str(e)), stdout=stdout, seconds=seconds,
+            return RunReport(Status.CRASHED, _crash_detail(answer, str(e)), stdout=stdout, seconds=seconds,
                              public_stdout=public)
         tampered = report.load_error is not None and report.load_error.type == "TamperError"
         return RunReport(report.status, report.detail, report.load_error, report.problems, report.outcomes,

@@ -1,7 +1,6 @@
 """`autograder workshop serve`: start the live view, print how to join it, and delete its data at the end.
 
-Wire into autograder/cli.py with `add_subcommand(sub)`; also `python -m autograder.workshop serve ...`
-(which starts without importing torch).
+autograder/cli.py registers it; also `python -m autograder.workshop serve ...`. Neither imports torch.
 """
 
 from __future__ import annotations
@@ -41,12 +40,6 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     s.add_argument("--no-qr", action="store_true", help="do not print the QR code")
     s.set_defaults(func=cmd_serve)
     return p
-
-
-def add_subcommand(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Registers `workshop` on the `autograder` command line; `args.func(args)` then runs it."""
-    return configure(subparsers.add_parser("workshop", help="a live view of a workshop room (serve)",
-                                           description=__doc__.split("\n\n")[0]))
 
 
 def _lan_address() -> str:
