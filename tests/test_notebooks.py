@@ -1,9 +1,9 @@
 """The notebooks: each failure cell raises the documented error, nothing else raises, and the
 self-check says what it should (full marks on a solution, 'not attempted' on an untouched exercise)."""
 
-import nbformat
 import re
 
+import nbformat
 import pytest
 from nbclient import NotebookClient
 

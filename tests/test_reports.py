@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.exercises import EXERCISES
 from autograder import cli as autograder_cli
+from autograder.exercises import EXERCISES
 from autograder.export.graded import Graded, load, scan, student_of
 from autograder.export.html import culprit_lines, root_cause, submission_page, tampering, write_report
 from autograder.export.lms import gradebook, student_gradebook_csv
