@@ -23,6 +23,8 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from itertools import repeat
+from operator import attrgetter, is_
 from types import FunctionType, ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -117,40 +119,58 @@ def _modules() -> tuple[dict[str, ModuleType], dict[str, object]]:
 
 class Snapshot:
     """Every attribute of the guarded modules and namespaces (and of the grader's own classes), by identity,
-    with each function's code and defaults: what answer code may not replace."""
+    with each function's code and defaults: what answer code may not replace.
+
+    Kept per namespace as parallel tuples, so that `changed`, which the guard runs after every step of
+    every job, compares them with C-level loops (`map`, `operator.is_`): the values by identity, and, when
+    `deep` (at the end of each phase), for the Python functions among them (the only objects whose code
+    can be swapped) their code and defaults. Reading `__code__` is an audit event, which runs the guard's
+    hook in Python, so it is not done after every step; swapping a protected function's code is an
+    audited event the hook refuses at once anyway."""
 
     def __init__(self) -> None:
         modules, spaces = _modules()
         self.modules = modules
-        entries = []
+        groups: dict[int, tuple[dict, list]] = {}
         for space in [*modules.values(), *spaces.values()]:
             namespace = vars(space)
             resets = FORK_RESETS.get(getattr(space, "__name__", ""), set())
             for key, value in list(namespace.items()):
                 if key in resets:
                     continue
-                entries.append((namespace, key, value, getattr(value, "__code__", None),
-                                getattr(value, "__defaults__", None)))
+                groups.setdefault(id(namespace), (namespace, []))[1].append((key, value))
                 if isinstance(value, type) and value.__module__.startswith("autograder"):
-                    for k, v in list(vars(value).items()):
-                        entries.append((vars(value), k, v, getattr(v, "__code__", None), None))
-        self.entries = entries
+                    inner = vars(value)
+                    groups.setdefault(id(inner), (inner, []))[1].extend(list(inner.items()))
+        self.groups = []
+        for namespace, pairs in groups.values():
+            functions = tuple(v for _, v in pairs if isinstance(v, FunctionType))
+            self.groups.append((namespace, tuple(k for k, _ in pairs), tuple(v for _, v in pairs), functions,
+                                tuple(f.__code__ for f in functions), tuple(f.__defaults__ for f in functions)))
         self.protected = protected_objects()
         self.labels = {id(vars(s)): n for n, s in [*modules.items(), *spaces.items()]}
 
-    def changed(self) -> list[str]:
-        """What was replaced or deleted since the snapshot (additions are fine)."""
+    def changed(self, deep: bool = True) -> list[str]:
+        """What was replaced or deleted since the snapshot (additions are fine); `deep`: functions' code and
+        defaults too."""
         missing = object()
-        found = []
-        for name, module in self.modules.items():
-            if sys.modules.get(name, missing) is not module:
-                found.append(f"sys.modules[{name!r}]")
-        for namespace, key, value, code, defaults in self.entries:
-            now = namespace.get(key, missing)
-            if now is not value or getattr(now, "__code__", None) is not code or (
-                    defaults is not None and getattr(now, "__defaults__", None) is not defaults):
-                found.append(f"{self.labels.get(id(namespace), getattr(value, '__qualname__', '?'))}.{key}")
+        found = [f"sys.modules[{name!r}]" for name, module in self.modules.items()
+                 if sys.modules.get(name, missing) is not module]
+        for namespace, keys, values, functions, codes, defaults in self.groups:
+            if all(map(is_, map(namespace.get, keys, repeat(missing)), values)) and (not deep or (
+                    all(map(is_, map(_CODE, functions), codes)) and all(map(is_, map(_DEFAULTS, functions), defaults)))):
+                continue
+            label = self.labels.get(id(namespace))
+            for key, value in zip(keys, values):
+                now = namespace.get(key, missing)
+                if now is not value or (isinstance(value, FunctionType) and (
+                        now.__code__ is not codes[functions.index(value)]
+                        or now.__defaults__ is not defaults[functions.index(value)])):
+                    found.append(f"{label or getattr(value, '__qualname__', '?')}.{key}")
         return sorted(set(found))
+
+
+_CODE, _DEFAULTS = attrgetter("__code__"), attrgetter("__defaults__")
 
 
 def _into(box: list, call: Callable[..., Call], step: Callable[[object], object], sent: object) -> None:
@@ -224,7 +244,8 @@ class Seal:
         sent = None
         while True:
             call = self._step(steps, sent)
-            problem = self._problem(call, threads_before)
+            phase_ends = call is not None and (type(call.value) is RunReport or type(call.error) is StopIteration)
+            problem = self._problem(call, threads_before, deep=phase_ends)
             if problem is not None:
                 break
             sent = None
@@ -248,9 +269,10 @@ class Seal:
             frames = [self._tamper_frame(problem)]
         self.send(len(frames[0]).to_bytes(8, "little") + b"".join(frames))  # the first frame's length, then all
 
-    def _problem(self, call: Call | None, threads_before: int) -> str | None:
-        """Why the step that made `call` cannot be trusted, or None."""
-        changed = self._snapshot.changed()
+    def _problem(self, call: Call | None, threads_before: int, deep: bool) -> str | None:
+        """Why the step that made `call` cannot be trusted, or None (`deep`: the end of a phase, where the
+        functions' code is compared too)."""
+        changed = self._snapshot.changed(deep)
         if changed:
             shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
             return (f"your code replaced parts of the grader or of torch ({shown}); the grader cannot trust what "
