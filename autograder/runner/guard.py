@@ -141,12 +141,14 @@ class Snapshot:
                 groups.setdefault(id(namespace), (namespace, []))[1].append((key, value))
                 if isinstance(value, type) and value.__module__.startswith("autograder"):
                     inner = vars(value)
-                    groups.setdefault(id(inner), (inner, []))[1].extend(list(inner.items()))
+                    if id(inner) not in groups:  # a class imported into several modules: once is enough
+                        groups[id(inner)] = (inner, list(inner.items()))
         self.groups = []
         for namespace, pairs in groups.values():
-            functions = tuple(v for _, v in pairs if isinstance(v, FunctionType))
-            self.groups.append((namespace, tuple(k for k, _ in pairs), tuple(v for _, v in pairs), functions,
-                                tuple(f.__code__ for f in functions), tuple(f.__defaults__ for f in functions)))
+            functions = tuple((k, v) for k, v in pairs if isinstance(v, FunctionType))
+            self.groups.append((namespace, tuple(k for k, _ in pairs), tuple(v for _, v in pairs),
+                                tuple(k for k, _ in functions), tuple(f for _, f in functions),
+                                tuple(f.__code__ for _, f in functions), tuple(f.__defaults__ for _, f in functions)))
         self.protected = protected_objects()
         self.labels = {id(vars(s)): n for n, s in [*modules.items(), *spaces.items()]}
 
@@ -156,17 +158,18 @@ class Snapshot:
         missing = object()
         found = [f"sys.modules[{name!r}]" for name, module in self.modules.items()
                  if sys.modules.get(name, missing) is not module]
-        for namespace, keys, values, functions, codes, defaults in self.groups:
-            if all(map(is_, map(namespace.get, keys, repeat(missing)), values)) and (not deep or (
-                    all(map(is_, map(_CODE, functions), codes)) and all(map(is_, map(_DEFAULTS, functions), defaults)))):
+        for namespace, keys, values, function_keys, functions, codes, defaults in self.groups:
+            same = all(map(is_, map(namespace.get, keys, repeat(missing)), values))
+            if same and (not deep or (all(map(is_, map(_CODE, functions), codes))
+                                      and all(map(is_, map(_DEFAULTS, functions), defaults)))):
                 continue
             label = self.labels.get(id(namespace))
-            for key, value in zip(keys, values):
-                now = namespace.get(key, missing)
-                if now is not value or (isinstance(value, FunctionType) and (
-                        now.__code__ is not codes[functions.index(value)]
-                        or now.__defaults__ is not defaults[functions.index(value)])):
-                    found.append(f"{label or getattr(value, '__qualname__', '?')}.{key}")
+            found += [f"{label or getattr(value, '__qualname__', '?')}.{key}" for key, value in zip(keys, values)
+                      if namespace.get(key, missing) is not value]
+            if deep:  # where a value is still the snapshot's own function, its code is the one to look at
+                found += [f"{label or getattr(f, '__qualname__', '?')}.{key}"
+                          for key, f, code, default in zip(function_keys, functions, codes, defaults)
+                          if f.__code__ is not code or f.__defaults__ is not default]
         return sorted(set(found))
 
 
