@@ -3,7 +3,6 @@ saved tensor, the JSON shape, the command line, and that a correct program is le
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import json
 import runpy
@@ -14,9 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from autograder import cli as autograder_cli
 from autograder import trials as trial_plan
 from autograder.blame import ANSWER_FILE, culprit_for, explain, locate, report_of
-from autograder.blame.script import add_subcommand
 from autograder.exercises import get
 from autograder.harness import load_answer, to_device
 from autograder.spec import INPLACE_ERROR
@@ -222,8 +221,7 @@ def test_cli_json_names_the_line_with_the_file_as_given():
 
 
 def test_cli_text_and_the_scripts_own_exit_status(capsys, monkeypatch):
-    p = argparse.ArgumentParser()
-    add_subcommand(p.add_subparsers(dest="command"))
+    p = autograder_cli.parser("blame")  # `autograder blame`, as the command line registers it
     args = p.parse_args(["blame", str(CASES_DIR / "seed001_script.py")])
     assert args.func(args) == 1
     out = capsys.readouterr().out

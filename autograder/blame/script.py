@@ -121,13 +121,6 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return p
 
 
-def add_subcommand(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Registers `blame` on the `autograder` command line; `args.func(args)` then runs it."""
-    return configure(subparsers.add_parser(
-        "blame", help="run a script and name the line that modified a tensor saved for backward",
-        description=__doc__.split("\n\n")[0]))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = configure(argparse.ArgumentParser(prog="python -m autograder.blame.script", description=__doc__))
     args = parser.parse_args(argv)
