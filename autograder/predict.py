@@ -25,6 +25,8 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from .messages import LEAF_INPLACE_ERROR, VIEW_MODIFIED
+
 PARTS = ("raises", "when", "tensor", "found", "expected")
 WHEN = ("write", "backward")
 """When the error comes: at the in-place write itself (a view autograd cannot rebase, a leaf), or at
@@ -37,10 +39,7 @@ MESSAGE = re.compile(
 )
 """PyTorch's in-place error, as torch 2.13 words it (`of Relu`) and older releases (`of ReluBackward0`)."""
 
-AT_THE_WRITE = re.compile(
-    r"is a view and (is being|its base or another view of its base has been) modified inplace"
-    r"|a (view of a )?leaf Variable that requires grad (is being|has been) used in an in-place operation"
-)
+AT_THE_WRITE = re.compile(f"{VIEW_MODIFIED}|{LEAF_INPLACE_ERROR.pattern}")
 """The in-place errors raised by the write itself, before any backward: they name no saved tensor and no
 versions (the view of a multi-output function or of a custom Function, a leaf)."""
 

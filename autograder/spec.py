@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR  # noqa: F401 - the exercises import them from here
+
 if TYPE_CHECKING:
     from .evidence import Evidence
 
@@ -31,13 +33,6 @@ Observation = dict[str, Any]
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
-# PyTorch's wording, as it reads in 2.x releases old and new.
-INPLACE_ERROR = re.compile(
-    r"one of the variables needed for gradient computation has been modified by an inplace operation"
-)
-LEAF_INPLACE_ERROR = re.compile(
-    r"a (view of a )?leaf Variable that requires grad (is being|has been) used in an in-place operation"
-)
 
 
 @dataclass(frozen=True)

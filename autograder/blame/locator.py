@@ -27,13 +27,15 @@ import torch
 from torch.autograd.graph import saved_tensors_hooks
 from torch.overrides import TorchFunctionMode, resolve_name
 
+from ..messages import INPLACE_ERROR
 from .frames import Raw, UserFrames, sites
 from .report import Operation, Report, TensorInfo
 
 ANSWER_FILE = "<answer>"
 """The file name the grader compiles answer code under (autograder/harness.py)."""
 
-PREFIX = "one of the variables needed for gradient computation has been modified by an inplace operation"
+PREFIX = INPLACE_ERROR.pattern
+"""How PyTorch's message begins (the pattern is a plain phrase), for the message the locator writes."""
 
 _next_seq = getattr(getattr(torch._C, "_autograd", None), "_get_sequence_nr", None)
 _current_node = getattr(torch._C, "_current_autograd_node", None)

@@ -20,13 +20,11 @@ from torch import nn
 
 from .. import checks, probes
 from ..evidence import Evidence, failed
+from ..messages import VIEW_MODIFIED
 from ..probes import GRAD
 from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
-HOOK_VIEW_ERROR = re.compile(
-    r"Output \d+ of BackwardHookFunction(Backward)? is a view and "
-    r"(is being|its base or another view of its base has been) modified inplace"
-)
+HOOK_VIEW_ERROR = re.compile(r"Output \d+ of BackwardHookFunction(Backward)? " + VIEW_MODIFIED)
 """PyTorch's refusal, as torch 2.13 words it (`of BackwardHookFunction`) and older releases
 (`of BackwardHookFunctionBackward`); the second form is raised where the change was hidden from autograd
 (under `torch.no_grad()`) and the view is used later."""

@@ -17,12 +17,12 @@ import torch
 from torch import nn
 
 from .. import checks, finite_differences, probes
+from ..messages import VIEW_MODIFIED
 from ..probes import GRAD
 from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
 
 MULTI_OUTPUT_VIEW_ERROR = re.compile(
-    r"Output \d+ of \w+ is a view and (is being|its base or another view of its base has been) modified inplace\. "
-    r"This view is the output of a function that returns multiple views\."
+    r"Output \d+ of \w+ " + VIEW_MODIFIED + r"\. This view is the output of a function that returns multiple views\."
 )
 """PyTorch's refusal of an in-place change to an output of `chunk`, `split` or `unbind` (`of Split`, `of
 SplitWithSizes`, `of Unbind` in torch 2.13): raised at the write, or, where the write ran under no_grad, at
