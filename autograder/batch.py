@@ -71,7 +71,7 @@ def malformed(submission: str, exercise: str, message: str, max_score: float) ->
 class References:
     """Each exercise's Prepared (pipeline.prepare: trials, inputs, reference outcomes) under the batch's
     settings, made once per batch: every submission of an exercise gets the same inputs, public and hidden.
-    The reference runs here, in this process, which never runs student code. `prepare()` makes them all in
+    The reference runs here, in this process, which never runs student code. `make_in_background()` makes them all in
     the background (while the workers start, say).
     """
 
@@ -86,7 +86,7 @@ class References:
                 self._made[exercise.id] = prepare(exercise, self.settings.devices, salt=self.settings.salt)
             return self._made[exercise.id]
 
-    def prepare(self, exercise_ids: Iterable[str]) -> threading.Thread:
+    def make_in_background(self, exercise_ids: Iterable[str]) -> threading.Thread:
         """Starts making the references of these exercises in a thread; `get` waits for each as needed."""
 
         def make() -> None:

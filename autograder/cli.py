@@ -92,7 +92,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, count: int) -> int:
                         salt=os.environ.get("AUTOGRADER_SALT", Settings.salt))
     console = _console()
     references = References(settings)
-    references.prepare([args.exercise] if args.exercise else EXERCISES)  # while the workers start
+    references.make_in_background([args.exercise] if args.exercise else EXERCISES)  # while the workers start
     try:
         pool.ready()
     except PoolError as e:
