@@ -57,7 +57,6 @@ class Outcome:
 
     values: dict[str, Any] = field(default_factory=dict)
     error: ErrorInfo | None = None
-    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -74,5 +73,5 @@ class RunReport:
     problems: dict[str, str] = field(default_factory=dict)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     stdout: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # the run's wall clock, as its runner measured it (never the worker's own word)
     public_stdout: str | None = None  # what it printed before any hidden input reached it; None: unknown

@@ -205,7 +205,7 @@ def test_ctrl_c_stops_the_self_check_with_a_line_that_says_so(capsys):
 
 @pytest.fixture(scope="module")
 def pool():
-    with WarmPool(1, Limits(timeout=20, memory=1024**3)) as warm:
+    with WarmPool(1, Limits(memory=1024**3)) as warm:
         yield warm
 
 

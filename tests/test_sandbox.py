@@ -112,7 +112,7 @@ def graded(tmp_path_factory):
         (folder / f"honest_{i:02d}.py").write_text(SOLUTION)  # an honest neighbour after every attack
     (folder / "broken.py").write_text(BROKEN)
     settings = Settings(exercise="residual_add", timeout=8)
-    with WarmPool(1, Limits(timeout=8, memory=1024**3)) as pool:  # one slot: each job follows the last
+    with WarmPool(1, Limits(memory=1024**3)) as pool:  # one slot: each job follows the last
         results = grade_batch([folder], out, settings, pool, jobs=1)
     by_name = {r["submission"]: r for r in results}
     return names, by_name
@@ -155,7 +155,7 @@ def test_files_written_by_a_submission_stay_in_its_sandbox(graded):
 
 def test_without_bubblewrap_the_pool_says_so(monkeypatch):
     monkeypatch.setattr("autograder.runner.pool.bwrap_problem", lambda: "bubblewrap is not installed")
-    with WarmPool(1, Limits(timeout=5)) as pool:
+    with WarmPool(1, Limits()) as pool:
         assert not pool.sandboxed and "NOT SANDBOXED" in pool.warning
 
 
@@ -163,7 +163,7 @@ def test_workers_outlive_the_threads_that_started_them():
     """bwrap --die-with-parent fires when the starting *thread* ends: slots must not die after start."""
     import time
 
-    with WarmPool(2, Limits(timeout=5)) as pool:
+    with WarmPool(2, Limits()) as pool:
         time.sleep(1.5)
         assert [slot.proc.poll() for slot in pool._slots] == [None, None]
 
@@ -210,12 +210,12 @@ def test_where_bubblewrap_is_installed_as_root_it_sandboxes():
 
 
 def test_a_pool_launched_without_waiting_is_ready_later_or_says_why(monkeypatch):
-    with WarmPool(2, Limits(timeout=5), wait=False) as pool:
+    with WarmPool(2, Limits(), wait=False) as pool:
         pool.ready()
         pool.ready()  # once is enough; again is harmless
         assert [slot.proc.poll() for slot in pool._slots] == [None, None]
     monkeypatch.setattr("autograder.runner.pool.sys.executable", "/bin/false")  # a worker that dies at once
-    pool = WarmPool(1, Limits(timeout=5), sandbox=False, wait=False)
+    pool = WarmPool(1, Limits(), sandbox=False, wait=False)
     with pytest.raises(PoolError, match="did not start"):
         pool.ready()
     assert pool._slots[0].proc is None  # closed

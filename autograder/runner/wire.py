@@ -146,9 +146,8 @@ def encode_report(report: RunReport) -> bytes:
     for key, outcome in report.outcomes.items():
         t, s = _split(outcome.values, key)
         tensors.update(t)
-        outcomes[key] = {"scalars": s, "error": _error_to_json(outcome.error), "seconds": outcome.seconds}
-    data = {"load_error": _error_to_json(report.load_error), "problems": report.problems, "outcomes": outcomes,
-            "seconds": report.seconds}
+        outcomes[key] = {"scalars": s, "error": _error_to_json(outcome.error)}
+    data = {"load_error": _error_to_json(report.load_error), "problems": report.problems, "outcomes": outcomes}
     return pack(data, tensors)
 
 
@@ -164,12 +163,6 @@ def _opt_int(v: Any) -> int | None:
     if isinstance(v, bool) or not isinstance(v, int):
         raise WireError("expected an integer line number")
     return v
-
-
-def _seconds(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-        raise WireError("expected a duration in seconds")
-    return float(v)
 
 
 def _culprit(v: Any) -> dict[str, Any] | None:
@@ -219,7 +212,7 @@ def decode_report(frame: bytes, trials: tuple[Trial, ...]) -> RunReport:
         if not isinstance(o, dict) or not isinstance(o.get("scalars", {}), dict):
             raise WireError("a malformed trial outcome")
         values = {_str(k, 200): _scalar(v) for k, v in o.get("scalars", {}).items()}
-        outcomes[key] = Outcome(values, _error_from_json(o.get("error")), _seconds(o.get("seconds", 0.0)))
+        outcomes[key] = Outcome(values, _error_from_json(o.get("error")))
     for name, tensor in tensors.items():
         key, _, field = name.partition(SEP)
         if key not in outcomes or not field:
@@ -232,5 +225,4 @@ def decode_report(frame: bytes, trials: tuple[Trial, ...]) -> RunReport:
         load_error=_error_from_json(data.get("load_error")),
         problems={_str(k, 200): _str(v) for k, v in problems.items()},
         outcomes=outcomes,
-        seconds=_seconds(data.get("seconds", 0.0)),
     )

@@ -25,7 +25,7 @@ def broken_code(exercise_id: str) -> str:
 
 @pytest.fixture(scope="module")
 def pool():
-    with WarmPool(1, Limits(timeout=20, memory=1024**3)) as warm:
+    with WarmPool(1, Limits(memory=1024**3)) as warm:
         yield warm
 
 
