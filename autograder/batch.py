@@ -15,7 +15,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
 
 from .discover import find_submissions, named_submissions, submission_name  # noqa: F401
@@ -26,9 +25,9 @@ from .pipeline import Prepared, judge, prepare, run
 from .report import batch_gradebook_csv
 from .result import Result, Status
 from .runner import Runner
+from .settings import Settings
 from .spec import Exercise
 from .submission import MAX_BYTES, SubmissionError, answer_code
-from .trials import DEFAULT_SALT
 
 STDOUT_KEPT = 4000
 """Characters of a submission's printed output kept in its results.json."""
@@ -38,14 +37,6 @@ TEACHER_ONLY = ("teacher_stdout", "grader_traceback", "submission_path")
 else reads the same whatever the salt (timings aside), and holds nothing of the hidden inputs:
 `teacher_stdout` is all the submission printed, hidden trials included; `stdout`, what it printed while
 loading and on public trials, appears only where the runner can tell that part apart (`public_stdout`)."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    devices: tuple[str, ...] = ("cpu",)
-    exercise: str | None = None  # every file's; a notebook whose metadata names another is malformed
-    timeout: float = 60.0
-    salt: str = DEFAULT_SALT  # mixed into every hidden seed; set a secret one per term
 
 
 def file_hash(path: Path) -> str | None:

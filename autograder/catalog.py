@@ -1,5 +1,6 @@
-"""The course's exercise ids in course order, read from the exercise modules' source text, so that the
-server accepts only real exercise ids without importing torch (which the exercise specs need)."""
+"""The course's exercise ids in course order, read from the exercise modules' source text, so that what must
+start before torch is imported (the workshop's server, a platform's grader, which starts its worker first)
+accepts only real exercise ids without importing torch (which the exercise specs need)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-EXERCISES_DIR = Path(__file__).resolve().parent.parent / "exercises"
+EXERCISES_DIR = Path(__file__).resolve().parent / "exercises"
 
 
 @lru_cache(maxsize=1)

@@ -50,7 +50,7 @@ def _devices(choice: str) -> tuple[str, ...]:
 def _limits(args: argparse.Namespace):
     from .runner.limits import Limits
 
-    return Limits(timeout=args.timeout, memory=int(args.memory * 1024**3))
+    return Limits(memory=int(args.memory * 1024**3))
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -156,23 +156,10 @@ def _self_check(exercise: str, code: str, args: argparse.Namespace, pool: WarmPo
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """With --sandbox, the worker is launched first, as `grade` does: asked for by name, with no quiet
-    fallback to a plain process (PoolError says why)."""
-    from .runner.limits import Limits
-    from .runner.pool import PoolError, WarmPool
-
-    try:
-        pool = WarmPool(1, Limits(timeout=args.timeout), sandbox=True, wait=False) if args.sandbox else None
-    except PoolError as e:
-        return _error(e)
-    with pool or contextlib.nullcontext():
-        return _check(args, pool)
-
-
-def _check(args: argparse.Namespace, pool: WarmPool | None) -> int:
-    from .report import feedback_text
-    from .result import Status
-    from .runner.pool import PoolError
+    """Reads the file first (nbformat, not torch), to know its exercise; with --sandbox, the worker is then
+    launched, warmed for that exercise only, before this process imports torch, as `grade` does: asked
+    for by name, with no quiet fallback to a plain process (PoolError says why)."""
+    from .catalog import exercise_ids
     from .submission import SubmissionError, answer_code
 
     try:
@@ -180,15 +167,29 @@ def _check(args: argparse.Namespace, pool: WarmPool | None) -> int:
     except (SubmissionError, OSError) as e:
         _console().print(f"[red]{e}[/]")
         return 1
-    from .exercises import EXERCISES
-
     exercise = answer.exercise or args.exercise
     if exercise is None:
         return _usage(f"{args.path} does not say which exercise it is: pass --exercise ID")
-    if exercise not in EXERCISES:
-        return _usage(f"unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
+    if exercise not in exercise_ids():
+        return _usage(f"unknown exercise {exercise!r}; known: {', '.join(exercise_ids())}")
+    from .runner.limits import Limits
+    from .runner.pool import PoolError, WarmPool
+
     try:
-        result = _self_check(exercise, answer.code, args, pool)
+        pool = WarmPool(1, Limits(), sandbox=True, wait=False, exercises=(exercise,)) if args.sandbox else None
+    except PoolError as e:
+        return _error(e)
+    with pool or contextlib.nullcontext():
+        return _check(args, exercise, answer.code, pool)
+
+
+def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
+    from .report import feedback_text
+    from .result import Status
+    from .runner.pool import PoolError
+
+    try:
+        result = _self_check(exercise, code, args, pool)
     except PoolError as e:
         return _error(e)
     if result is None:

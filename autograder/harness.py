@@ -23,6 +23,10 @@ from .spec import INPLACE_ERROR, Exercise, Inputs
 
 ANSWER_FILE = "<answer>"
 """The file name answer code is compiled under, so tracebacks can be located in it."""
+_seed = torch.random.manual_seed
+"""Seeds each trial. Bound here, before any answer runs, and not torch.manual_seed: once torch has imported
+dynamo (an optimizer's first step does), that is a wrapper whose cached target lives on the function as a
+plain attribute, which answer code could set."""
 
 
 def guarded_namespaces() -> dict[str, Any]:
@@ -32,14 +36,6 @@ def guarded_namespaces() -> dict[str, Any]:
     return {"torch": torch, "torch.Tensor": torch.Tensor, "torch.autograd": torch.autograd,
             "torch.nn.functional": functional, "torch.nn.Module": torch.nn.Module,
             "torch.autograd.Function": torch.autograd.Function, "torch.testing": torch.testing}
-
-
-def settle_torch() -> None:
-    """Imports what torch imports lazily and that rebinds its own attributes when it does (torch._dynamo
-    wraps torch.manual_seed, pulled in by the first optimizer): a zygote does it before its snapshot
-    (runner/guard.py), so only answer code can change them."""
-    import torch._dynamo  # noqa: F401
-    import torch.optim  # noqa: F401
 
 
 def load_answer(code: str, filename: str = ANSWER_FILE) -> tuple[dict[str, Any], ErrorInfo | None]:
@@ -138,7 +134,7 @@ def run_trial(exercise: Exercise, namespace: Mapping[str, Any], trial: Trial, in
     values = inputs[f"{trial.scenario}/{trial.dtype}"]
 
     def attempt(obs: dict[str, Any]) -> None:
-        torch.manual_seed(seed)
+        _seed(seed)
         scenario.run(namespace, to_device(values, device), device, obs)
 
     obs: dict[str, Any] = {}
@@ -148,7 +144,7 @@ def run_trial(exercise: Exercise, namespace: Mapping[str, Any], trial: Trial, in
     info = None if error is None else error_info(error, filename)
     if info is not None and INPLACE_ERROR.search(info.message):
         info = _with_culprit(info, lambda: attempt({}), culprit_frames)
-    return Outcome(kept.value or {}, info, ran.seconds)
+    return Outcome(kept.value or {}, info)
 
 
 def run_trials(exercise: Exercise, namespace: Mapping[str, Any], trials: tuple[Trial, ...],
@@ -171,46 +167,45 @@ def answer_steps(exercise: Exercise, code: str, first: tuple[Trial, ...], then: 
     step. With trials `then` (on hidden inputs), yields the report of the trials `first` once they have
     run, and takes the hidden inputs in return; returns the report of the trials run since (of all of
     them, without `then`)."""
-    start = time.perf_counter()
     namespace, load_error = load_answer(code)
     yield None
     if load_error is not None:
-        return RunReport(load_error=load_error, seconds=time.perf_counter() - start)
-    return (yield from trial_steps(exercise, namespace, first, then, inputs, start=start))
+        return RunReport(load_error=load_error)
+    return (yield from trial_steps(exercise, namespace, first, then, inputs))
 
 
 def trial_steps(exercise: Exercise, namespace: Mapping[str, Any], first: tuple[Trial, ...],
                 then: tuple[Trial, ...], inputs: Mapping[str, Inputs], filename: str = ANSWER_FILE,
-                culprit_frames: str | None = ANSWER_FILE, start: float | None = None) -> Steps:
+                culprit_frames: str | None = ANSWER_FILE) -> Steps:
     """The trials of answer_steps, on names already defined, each a step (run_trial); the run stops where
-    a name the exercise needs is missing or unusable. `start`: when the run began."""
-    start = time.perf_counter() if start is None else start
+    a name the exercise needs is missing or unusable."""
     problems = symbol_problems(exercise, namespace)
     if problems:
-        return RunReport(problems=problems, seconds=time.perf_counter() - start)
+        return RunReport(problems=problems)
     outcomes = {}
     for i, trial in enumerate(first):
         outcomes[trial.key] = run_trial(exercise, namespace, trial, inputs, 1000 + i, filename, culprit_frames)
         yield None
-    report = RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
+    report = RunReport(outcomes=outcomes)
     if not then:
         return report
     hidden = yield report
-    start, outcomes, inputs = time.perf_counter(), {}, {**inputs, **(hidden or {})}
+    outcomes, inputs = {}, {**inputs, **(hidden or {})}
     for i, trial in enumerate(then, start=len(first)):
         outcomes[trial.key] = run_trial(exercise, namespace, trial, inputs, 1000 + i, filename, culprit_frames)
         yield None
-    return RunReport(outcomes=outcomes, seconds=time.perf_counter() - start)
+    return RunReport(outcomes=outcomes)
 
 
 def run_steps(steps: Steps) -> RunReport:
     """Every step, with nothing looked at between them: in this process, for trusted code (a test's, a
-    student's own self-check)."""
+    student's own self-check), timed."""
+    start = time.perf_counter()
     while True:
         try:
             next(steps)
         except StopIteration as done:
-            return done.value
+            return replace(done.value, seconds=time.perf_counter() - start)
 
 
 def run_answer(exercise: Exercise, code: str, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs]) -> RunReport:

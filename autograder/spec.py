@@ -171,6 +171,15 @@ class Check:
     public: bool = False
 
 
+LAZY_MODULES = {
+    "torch._dynamo": "an optimizer's first step imports it (about a second)",
+    "torch.fx.experimental.symbolic_shapes": "a backward given output gradients imports it, with sympy (about 0.3 s)",
+}
+"""Modules torch imports only when first needed, at a cost a worker should pay before its first job, not in
+it. An exercise whose trials need one says so (`Exercise.preload`); tests/test_preload.py runs each
+solution in a fresh worker and holds every exercise to what it says."""
+
+
 @dataclass(frozen=True)
 class Exercise:
     """Everything the grader knows about one exercise, but its reference implementation: that lives in
@@ -183,9 +192,16 @@ class Exercise:
     scenarios: tuple[Scenario, ...]
     checks: tuple[Check, ...]
     failure: ExpectedError
+    preload: tuple[str, ...] = ()
+    """Of LAZY_MODULES, those its trials import (a correct answer's): a worker that grades this exercise
+    imports them before any job. Where one grades a single exercise (a platform's container), a worker
+    imports no other: what an answer imports beyond them, its job pays for."""
 
     def __post_init__(self) -> None:
         """A misspelt name fails here, when the exercise is defined, not while a class is graded."""
+        unknown = [m for m in self.preload if m not in LAZY_MODULES]
+        if unknown:
+            raise ValueError(f"exercise {self.id!r}: preload {unknown[0]!r} is not one of {', '.join(LAZY_MODULES)}")
         names = [s.name for s in self.scenarios]
         for kind, found in (("scenario", names), ("check", [c.name for c in self.checks])):
             twice = sorted({n for n in found if found.count(n) > 1})

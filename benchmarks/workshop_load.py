@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.workshop.catalog import exercise_ids  # noqa: E402
+from autograder.catalog import exercise_ids  # noqa: E402
 
 EXERCISES = exercise_ids()
 CHECKS = ["forward", "backward runs", "gradients", "gradcheck"]

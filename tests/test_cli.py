@@ -182,7 +182,8 @@ HEAVY = ("torch", "nbformat", "autograder.batch", "autograder.blame", "autograde
 
 
 def test_grade_and_check_launch_their_workers_before_importing_torch():
-    """The imports of torch (the grader's, each worker's) then share the cores instead of queueing."""
+    """The imports of torch (the grader's, each worker's) then share the cores instead of queueing. `check`
+    reads its notebook first (nbformat, not torch): the worker is warmed for that notebook's exercise only."""
     code = f"""
 import sys
 from autograder.runner import pool
@@ -198,7 +199,7 @@ from autograder.cli import main
 
 assert main(["grade", "samples/class", "--jobs", "2"]) == 1
 assert main(["check", {str(solution("data_trap"))!r}, "--sandbox"]) == 1
-assert seen == [(2, []), (1, [])], seen
+assert seen == [(2, []), (1, ["nbformat"])], seen
 """
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -15,8 +15,9 @@ import pytest
 
 from autograder import cli as autograder_cli
 from autograder.export import container, gradescope, prairielearn
-from autograder.export.container import BundleConfig, grade_folder, not_submitted
+from autograder.export.container import BundleConfig
 from autograder.export.source import ExportError
+from autograder.export.student_folder import grade_folder, not_submitted
 from autograder.result import Result, Status
 from autograder.result import TestResult as Check  # not collected as a test class
 from autograder.runner import InProcessRunner
@@ -337,12 +338,13 @@ def test_bundle_memory_reaches_the_worker(tmp_path, monkeypatch):
     class Pool:
         warning = None
 
-        def __init__(self, slots, limits, wait=True, run_as=None):
-            made.update(slots=slots, limits=limits, run_as=run_as)
+        def __init__(self, slots, limits, wait=True, run_as=None, exercises=None):
+            made.update(slots=slots, limits=limits, run_as=run_as, exercises=exercises)
 
     monkeypatch.setattr(container, "WarmPool", Pool)
     container.make_runner(config)
-    assert made["limits"].memory == 200 * 1024**2 and made["limits"].timeout == 30
+    assert made["limits"].memory == 200 * 1024**2  # the timeout is each job's (config.settings)
+    assert made["exercises"] == ("data_trap",)  # warmed for the bundle's exercises only
     # never root (the student user may come and go: tests/test_platforms_as_root.py makes it)
     assert made["run_as"] in ((container.STUDENT_USER, "nobody") if os.geteuid() == 0 else (None,))
 
@@ -443,3 +445,40 @@ def test_prairielearn_grader_fault_exits_0_and_is_not_gradable(prairielearn_cour
     assert data["gradable"] is False and "grader's fault, not yours" in data["message"]
     assert "RuntimeError" not in json.dumps(data) and "RuntimeError" in capsys.readouterr().out
     assert stat.S_IMODE((root / "serverFilesCourse").stat().st_mode) == 0o700
+
+
+STARTS_FIRST = r"""
+import contextlib, json, sys
+from pathlib import Path
+from autograder.export import gradescope
+from autograder.runner import InProcessRunner
+seen = {}
+
+@contextlib.contextmanager
+def watching(config):
+    seen["loaded when the worker was launched"] = [m for m in ("torch", "nbformat") if m in sys.modules]
+    yield InProcessRunner()
+
+gradescope.make_runner = watching
+gradescope.run(Path(sys.argv[1]))
+seen["loaded by the grading"] = [m for m in ("torch", "nbformat") if m in sys.modules]
+print(json.dumps(seen))
+"""
+
+
+def test_a_platforms_grader_starts_its_worker_before_it_imports_torch(tmp_path):
+    """Importing a platform's grader imports neither torch nor nbformat, and run() launches the worker before
+    either is imported: the two imports of torch (the grader's, the worker's) then share the cores."""
+    probe = ("import sys; import autograder.export.gradescope, autograder.export.prairielearn; "
+             "print(sorted(m for m in ('torch', 'nbformat', 'autograder.exercises', 'autograder.batch') "
+             "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", (done.stdout, done.stderr[-2000:])
+
+    root = config_root(tmp_path, BundleConfig(("data_trap",)), [SOLUTIONS / "02_data_trap.ipynb"])
+    done = subprocess.run([sys.executable, "-c", STARTS_FIRST, str(root)], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {"loaded when the worker was launched": [],
+                                                        "loaded by the grading": ["torch", "nbformat"]}
+    assert json.loads((root / "results" / "results.json").read_text())["score"] == 10

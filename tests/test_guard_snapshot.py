@@ -30,3 +30,51 @@ def test_identity_after_every_step_code_and_defaults_at_the_end_of_a_phase():
     finally:
         torch.allclose = original
     assert snapshot.changed() == []
+
+
+LAZY_DYNAMO = r'''
+import functools, json, sys
+import torch
+import autograder.harness  # noqa: F401 - the grader's modules, as in a worker
+from autograder.runner.guard import Snapshot
+
+assert "torch._dynamo" not in sys.modules, "this check needs a process where torch has not imported dynamo"
+snapshot = Snapshot()
+original = torch.manual_seed
+found = {}
+p = torch.zeros(2, requires_grad=True)
+p.sum().backward()
+torch.optim.SGD([p], lr=0.1).step()  # torch imports dynamo, which rebinds torch.manual_seed
+found["dynamo loaded by the step"] = "torch._dynamo" in sys.modules
+found["torch rebound manual_seed"] = torch.manual_seed is not original
+found["after torch's own rebinding"] = snapshot.changed()
+torch.manual_seed(3)  # the wrapper's first call caches dynamo's disable on the function: still nothing
+found["after a call through it"] = snapshot.changed()
+attempts = {
+    "a wrapper of one's own": functools.wraps(original)(lambda *a, **k: None),
+    "torch's wrapper around another function": torch._disable_dynamo(functools.wraps(original)(lambda *a, **k: None)),
+    "torch's wrapper, not recursive": torch._disable_dynamo(original, recursive=False),
+}
+swapped = torch._disable_dynamo(original)
+swapped.__closure__[swapped.__code__.co_freevars.index("fn")].cell_contents = lambda *a, **k: None
+attempts["torch's wrapper with its target swapped"] = swapped
+for name, value in attempts.items():
+    torch.manual_seed = value
+    found[name] = snapshot.changed(deep=False)
+print(json.dumps(found))
+'''
+
+
+def test_torchs_own_lazy_rebinding_is_accepted_and_nothing_like_it():
+    """A worker warmed for an exercise without optimizers has not imported dynamo: an answer's optimizer step
+    makes torch import it, which rebinds torch.manual_seed. That is not tampering; anything else put there is."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LAZY_DYNAMO], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout)
+    assert found.pop("dynamo loaded by the step") and found.pop("torch rebound manual_seed")
+    assert found.pop("after torch's own rebinding") == [] and found.pop("after a call through it") == []
+    assert found == {name: ["torch.manual_seed"] for name in found} and len(found) == 4, found

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder.catalog import exercise_ids
 from autograder.workshop import client
-from autograder.workshop.catalog import exercise_ids
 from autograder.workshop.limits import Buckets, Rate
 from autograder.workshop.names import pseudonym
 from autograder.workshop.schema import MAX_BODY, SchemaError, anonymise_line, parse
@@ -49,7 +49,7 @@ def test_the_course_exercises_are_known_without_torch():
 
     assert EXERCISES == tuple(REGISTRY)
     code = ("import sys, autograder.workshop.cli, autograder.workshop.server, autograder.workshop.export, "
-            "autograder.workshop.client; from autograder.workshop.catalog import exercise_ids; exercise_ids(); "
+            "autograder.workshop.client; from autograder.catalog import exercise_ids; exercise_ids(); "
             "assert 'torch' not in sys.modules, 'the server must start without torch'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 

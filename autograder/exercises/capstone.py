@@ -226,6 +226,7 @@ F64 = (torch.float64,)
 
 EXERCISE = Exercise(
     id="capstone",
+    preload=("torch._dynamo", "torch.fx.experimental.symbolic_shapes"),  # its trials step an optimizer
     number=12,
     title="Capstone: an unfamiliar training script",
     defines=(

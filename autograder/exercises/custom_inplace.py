@@ -46,7 +46,7 @@ def _forward_backward(ns, inputs, device, obs):
     # counter of its own) leaves only mark_dirty's bump, which it would give with no write at all.
     obs["version advanced"] = x._version >= version + 2
     obs["custom node"] = isinstance(y.grad_fn, BackwardCFunction) and type(y.grad_fn).__name__.endswith("Backward")
-    y.backward(inputs["grad_output"])
+    probes.backward_with(y, inputs["grad_output"])
     probes.observe_grad(obs, "x", a)
 
 

@@ -384,6 +384,7 @@ PUBLIC_SGD, PUBLIC_ADAM, SGD, ADAM, MIXED = "public sgd", "public adam", "sgd", 
 
 EXERCISE = Exercise(
     id="gan_step_order",
+    preload=("torch._dynamo", "torch.fx.experimental.symbolic_shapes"),  # its trials step an optimizer
     number=8,
     title="The GAN step order",
     defines=(Symbol("train_step", "function", ("G", "D", "opt_G", "opt_D", "real", "noise")),),

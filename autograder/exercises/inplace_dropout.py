@@ -89,7 +89,7 @@ def _forward_backward(train: bool, autocast: bool = False):
             out = model(x)
         obs["output"] = out
         obs["x unchanged"] = torch.equal(x.detach(), before)
-        out.to(inputs["grad_output"].dtype).backward(inputs["grad_output"])  # autocast: back to float32
+        probes.backward_with(out.to(inputs["grad_output"].dtype), inputs["grad_output"])  # autocast: to float32
         probes.observe_grad(obs, "x", x)
         probes.observe_grads(obs, model)
         obs["x unchanged"] = torch.equal(x.detach(), before)
@@ -235,7 +235,7 @@ def _mask_reference(pair: Pair, fc_in: torch.Tensor) -> dict[str, torch.Tensor]:
     params = {n: _state(pair, n).requires_grad_(True) for n in PARAMS}
     mask = (fc_in != 0).double() / (1 - _p(pair))
     h = F.linear(x, params["proj.weight"], params["proj.bias"]) * mask
-    F.linear(h, params["fc.weight"], params["fc.bias"]).backward(_f64(pair.inputs["grad_output"]))
+    probes.backward_with(F.linear(h, params["fc.weight"], params["fc.bias"]), _f64(pair.inputs["grad_output"]))
     return {GRAD.key("x"): x.grad, **{GRAD.key(n): p.grad for n, p in params.items()}}
 
 

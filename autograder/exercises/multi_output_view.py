@@ -67,7 +67,7 @@ def _forward_backward(ns, inputs, device, obs):
     obs["output"] = out
     obs["x unchanged"] = torch.equal(x.detach(), x_before)
     obs["parameters unchanged"] = _unchanged(model, params_before)
-    out.backward(inputs["grad_output"])
+    probes.backward_with(out, inputs["grad_output"])
     if x.requires_grad:
         probes.observe_grad(obs, "x", x)
     probes.observe_grads(obs, model)

@@ -50,7 +50,7 @@ def _forward_backward(train: bool):
         out = model(x)
         obs["output"] = out
         obs["x unchanged"] = torch.equal(x.detach(), before)
-        out.backward(inputs["grad_output"])
+        probes.backward_with(out, inputs["grad_output"])
         if x.requires_grad:
             probes.observe_grad(obs, "x", x)
         probes.observe_grads(obs, model)

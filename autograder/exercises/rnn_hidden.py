@@ -290,6 +290,7 @@ HIDDEN = (RNN, GRU, LSTM)
 
 EXERCISE = Exercise(
     id="rnn_hidden",
+    preload=("torch._dynamo", "torch.fx.experimental.symbolic_shapes"),  # its trials step an optimizer
     number=7,
     title="The carried hidden state",
     defines=(Symbol("train_tbptt", "function", ("model", "chunks", "targets", "state0", "optimizer", "loss_fn")),),

@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from ..batch import Settings
 from ..exercises import EXERCISES
+from ..settings import Settings
 from .container import (
     DEFAULT_MEMORY_MB,
     GRADER_MB,

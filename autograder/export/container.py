@@ -1,8 +1,11 @@
-"""Grading inside a platform's container: one student's files against the exercises a bundle covers.
+"""A platform's grader, starting: its configuration, its files locked away, its worker launched.
 
 Gradescope and PrairieLearn both start a fresh container per submission with the student's files in a
-folder, and both start the grader as root. This module finds which file is which exercise and grades each
-with the batch grader's `grade_file`, so a bundle scores exactly as `autograder grade` does.
+folder, and both start the grader as root. This module is what the grader needs before it imports torch:
+the bundle's configuration (BundleConfig), `lock_down`, and the worker, launched first (`started_runner`)
+so that its import of torch and the grader's own share the cores instead of queueing. Grading the folder
+(student_folder.py) comes after, with the batch grader's `grade_file`, so a bundle scores exactly as
+`autograder grade` does. Nothing here imports torch; tests/test_export.py holds both platforms to it.
 
 Student code never runs as root. The warm worker runs in bubblewrap where it can (the bundle installs it);
 where it cannot (a container may forbid the namespaces it needs), the plain worker drops to STUDENT_USER,
@@ -13,25 +16,24 @@ platforms' own advice says, and what PrairieLearn's Python grader does with its 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
 import sys
 import traceback
-from collections.abc import Callable, Iterable
-from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..batch import Settings, exercise_from_name, find_submissions, grade_file, malformed
-from ..exercises import EXERCISES
+from ..catalog import exercise_ids
 from ..files import json_text, write_atomically
-from ..result import Result, Status
 from ..runner import Job, Runner
 from ..runner.limits import Limits
 from ..runner.pool import WarmPool
-from ..submission import SubmissionError, answer_code
+from ..settings import DEFAULT_SALT, Settings
 from .source import ExportError
 
 CONFIG_NAME = "autograder_config.json"
@@ -56,14 +58,15 @@ class BundleConfig:
 
     exercises: tuple[str, ...]
     timeout: float = 60.0
-    salt: str = Settings.salt
+    salt: str = DEFAULT_SALT
     hidden_visibility: str = "after_due_date"  # Gradescope's visibility for the course's hidden checks
     memory_mb: int = DEFAULT_MEMORY_MB  # the worker's Limits.memory, per submission
 
     def __post_init__(self) -> None:
-        unknown = [e for e in self.exercises if e not in EXERCISES]
+        known = exercise_ids()
+        unknown = [e for e in self.exercises if e not in known]
         if not self.exercises or unknown:
-            raise ExportError(f"unknown exercise(s) {unknown or '(none given)'}; known: {', '.join(EXERCISES)}")
+            raise ExportError(f"unknown exercise(s) {unknown or '(none given)'}; known: {', '.join(known)}")
         if self.hidden_visibility not in GRADESCOPE_VISIBILITIES:
             raise ExportError(f"hidden visibility must be one of {', '.join(GRADESCOPE_VISIBILITIES)}")
         if self.timeout <= 0:
@@ -81,7 +84,7 @@ class BundleConfig:
     def load(cls, path: Path) -> BundleConfig:
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls(exercises=tuple(data["exercises"]), timeout=float(data.get("timeout", 60.0)),
-                   salt=str(data.get("salt", Settings.salt)),
+                   salt=str(data.get("salt", DEFAULT_SALT)),
                    hidden_visibility=str(data.get("hidden_visibility", "after_due_date")),
                    memory_mb=data.get("memory_mb", DEFAULT_MEMORY_MB))
 
@@ -103,13 +106,14 @@ def submission_user() -> str | None:
 
 
 def make_runner(config: BundleConfig) -> WarmPool:
-    """One warm worker (use it with `with`), with the bundle's limits. The platform's container is the outer
-    sandbox (one submission, thrown away afterwards); inside it, bubblewrap where it runs, else the
-    unprivileged user. The worker starts while the grader reads the files and makes the references
-    (wait=False): the first job waits for it; a submission with nothing to run never waits. The pool's
-    warning, if any, goes to stderr: the platforms show it to staff only."""
-    pool = WarmPool(1, Limits(timeout=config.timeout, memory=config.memory_mb * 1024**2), wait=False,
-                    run_as=submission_user())
+    """One warm worker (use it with `with`), with the bundle's limits, warmed for the bundle's exercises
+    only. The platform's container is the outer sandbox (one submission, thrown away afterwards); inside
+    it, bubblewrap where it runs, else the unprivileged user. The worker starts while the grader imports
+    torch, reads the files and makes the references (wait=False): the first job waits for it; a submission
+    with nothing to run never waits. The pool's warning, if any, goes to stderr: the platforms show it to
+    staff only."""
+    pool = WarmPool(1, Limits(memory=config.memory_mb * 1024**2), wait=False,
+                    run_as=submission_user(), exercises=config.exercises)
     if pool.warning:
         print(pool.warning, file=sys.stderr)
     return pool
@@ -145,90 +149,6 @@ def leave(code: int) -> NoReturn:
     os._exit(code)
 
 
-def declared_exercise(path: Path) -> str | None:
-    """The exercise a file says it is: notebook metadata first, then its name; None if neither says."""
-    try:
-        declared = answer_code(path).exercise
-    except (SubmissionError, OSError):
-        declared = None
-    return declared or exercise_from_name(path)
-
-
-def notebook_name(exercise_id: str) -> str:
-    return f"{EXERCISES[exercise_id].number:02d}_{exercise_id}.ipynb"
-
-
-def not_submitted(exercise_id: str, found: list[Path]) -> Result:
-    names = ", ".join(p.name for p in found) or "no .ipynb or .py file"
-    return Result(exercise=exercise_id, submission="", status=Status.NOT_ATTEMPTED, score=0.0,
-                  max_score=EXERCISES[exercise_id].max_score,
-                  output=f"No file for exercise {exercise_id} was found among what you submitted ({names}). "
-                         f"Submit {notebook_name(exercise_id)}, the exercise notebook with your answer.")
-
-
-@dataclass(frozen=True)
-class Matched:
-    """Which submitted file is which exercise of the bundle (each exercise's first file is graded)."""
-
-    files: list[Path]
-    declared: dict[Path, str | None]
-    per_exercise: dict[str, list[Path]]
-    unmatched: list[Path] = field(default_factory=list)  # files that are none of the bundle's exercises
-
-
-def match_files(folder: Path, config: BundleConfig) -> Matched:
-    """Each file to the exercise it declares (metadata, then name); a lone file of a one-exercise bundle is
-    that exercise whatever it says (grade_folder then tells a wrong notebook from a right one)."""
-    files = find_submissions([folder]) if folder.is_dir() else []
-    declared = {path: declared_exercise(path) for path in files}
-    per_exercise = {e: [p for p in files if declared[p] == e] for e in config.exercises}
-    if len(config.exercises) == 1 and len(files) == 1 and not per_exercise[config.exercises[0]]:
-        per_exercise[config.exercises[0]] = files  # one file for a one-exercise assignment: it is that exercise
-    taken = {p for paths in per_exercise.values() for p in paths}
-    return Matched(files, declared, per_exercise, [p for p in files if p not in taken])
-
-
-def unmatched_note(folder: Path, matched: Matched, config: BundleConfig) -> str:
-    """A line for the student naming the files that were graded as nothing, and the files expected; ""
-    when every file was one of the bundle's exercises."""
-    if not matched.unmatched:
-        return ""
-    why = []
-    for path in matched.unmatched:
-        other = matched.declared.get(path)
-        name = path.relative_to(folder).as_posix()
-        why.append(f"{name} (the notebook of exercise {other}, which this assignment does not grade)"
-                   if other in EXERCISES else f"{name} (it is none of this assignment's exercises)")
-    expected = ", ".join(notebook_name(e) for e in config.exercises)
-    return (f"Not graded: {'; '.join(why)}. This assignment grades {expected}: submit those files, named so and "
-            "made from the exercise notebooks (their metadata says which exercise each one is).")
-
-
-def grade_folder(folder: Path, config: BundleConfig, runner: Runner, matched: Matched | None = None) -> list[Result]:
-    """One Result per exercise of the bundle, in the bundle's order, whatever the folder holds."""
-    matched = matched or match_files(folder, config)
-    results = []
-    for exercise_id in config.exercises:
-        mine = matched.per_exercise[exercise_id]
-        if not mine:
-            results.append(not_submitted(exercise_id, matched.files))
-            continue
-        path = mine[0]
-        name = path.relative_to(folder).as_posix()
-        other = matched.declared[path]
-        if other is not None and other != exercise_id and other in EXERCISES:
-            results.append(malformed(name, exercise_id, f"{path.name} is the notebook of exercise {other}, but this "
-                                     f"assignment grades {exercise_id}: submit {notebook_name(exercise_id)}.",
-                                     EXERCISES[exercise_id].max_score))
-            continue
-        result = grade_file(path, name, config.settings(exercise_id), runner)
-        if len(mine) > 1:  # say which copy counted, so a student who uploaded two is not left guessing
-            others = ", ".join(p.relative_to(folder).as_posix() for p in mine[1:])
-            result = replace(result, output=f"{result.output} (Graded {name}; not graded: {others}.)")
-        results.append(result)
-    return results
-
-
 class _Unavailable:
     """Stands in for a worker pool that would not start: each exercise that needed it is the grader's error
     (grade_file turns the exception into `grader_error`); missing or unreadable files are still reported."""
@@ -240,30 +160,15 @@ class _Unavailable:
         raise RuntimeError(f"the grader's worker could not start: {self.error}")
 
 
-def grade_submission(folder: Path, config: BundleConfig, matched: Matched | None = None,
-                     runner_factory: Callable[[BundleConfig], Any] = make_runner) -> list[Result]:
-    """grade_folder with the bundle's own runner (`runner_factory(config)`, a context manager: each platform
-    module passes its own `make_runner`, which tests replace). Never raises: whatever fails is a
-    `grader_error` Result for the exercises it touched, so that a platform always gets results for every
-    exercise."""
-    try:
-        import torch
-
-        torch.set_num_threads(1)  # the reference's tensors are tiny
-    except Exception:  # noqa: BLE001 - grading reports the failed import per exercise, as grader errors
-        pass
-    with ExitStack() as stack:
+@contextmanager
+def started_runner(config: BundleConfig, runner_factory: Callable[[BundleConfig], Any]) -> Iterator[Runner]:
+    """The bundle's runner, launched now, before the grader imports torch (`runner_factory(config)`, a context
+    manager: each platform module passes its own `make_runner`, which tests replace). One that will not
+    start is replaced by _Unavailable, so that the platform still gets a result for every exercise."""
+    with contextlib.ExitStack() as stack:
         try:
             runner: Runner = stack.enter_context(runner_factory(config))
         except Exception as e:  # noqa: BLE001 - the grader's fault, reported per exercise
             traceback.print_exc()
             runner = _Unavailable(e)
-        return grade_folder(folder, config, runner, matched)
-
-
-def report_grader_errors(results: list[Result]) -> None:
-    """Prints each grader error with its traceback on stdout, which both platforms show to staff only."""
-    for r in results:
-        if r.status == Status.GRADER_ERROR:
-            print(f"GRADER ERROR on exercise {r.exercise} ({r.submission or 'no file'}): {r.output}")
-            print(r.extra.get("grader_traceback", ""))
+        yield runner

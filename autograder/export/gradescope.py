@@ -1,5 +1,6 @@
 """Gradescope: `autograder export gradescope` writes autograder.zip, and `python -m autograder.export.gradescope`
-is what its run_autograder starts in Gradescope's container, one per submission.
+is what its run_autograder starts in Gradescope's container, one per submission. It starts the worker
+before it imports torch (container.py), so nothing at the top of this module imports torch.
 
 Gradescope's contract (gradescope-autograders.readthedocs.io, "Specifications"): the zip holds `setup.sh`
 (run once, as root, when the image is built) and `run_autograder` (copied to /autograder/run_autograder,
@@ -19,19 +20,15 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from ..exercises import EXERCISES
 from ..result import Result, Status
 from .container import (
     CONFIG_NAME,
     STUDENT_USER,
     BundleConfig,
-    grade_submission,
     leave,
     lock_down,
     make_runner,
-    match_files,
-    report_grader_errors,
-    unmatched_note,
+    started_runner,
     write_results,
 )
 from .source import REFERENCES_ENV, TORCH_CPU_INDEX, TORCH_PIN, copy_references, copy_source, write_text, zip_folder
@@ -139,6 +136,8 @@ def to_gradescope(results: list[Result], config: BundleConfig, execution_time: f
                   note: str = "") -> dict:
     """Gradescope's results.json from the course's Results (one per exercise of the bundle). `execution_time`:
     the run's wall clock (default: the sum of the exercises' own); `note`: a line for the whole submission."""
+    from ..exercises import EXERCISES
+
     tests = []
     several = len(results) > 1
     shown = [_shown(r) for r in results]
@@ -199,8 +198,11 @@ def run(root: Path) -> int:
         traceback.print_exc()
         data = broken_bundle(f"{why}: {type(e).__name__}", time.perf_counter() - start)
     else:
-        matched = match_files(root / "submission", config)
-        results = grade_submission(root / "submission", config, matched, runner_factory=make_runner)
+        with started_runner(config, make_runner) as runner:  # first: its torch and ours then share the cores
+            from .student_folder import grade_submission, match_files, report_grader_errors, unmatched_note
+
+            matched = match_files(root / "submission", config)
+            results = grade_submission(root / "submission", config, runner, matched)
         report_grader_errors(results)
         data = to_gradescope(results, config, time.perf_counter() - start,
                              unmatched_note(root / "submission", matched, config))

@@ -8,7 +8,8 @@ course files to mount (`serverFilesCourse`) and an entrypoint, run as root; the 
 PrairieLearn reads results.json only when the entrypoint exits 0 (its grader host), so the grader always
 exits 0 with results, `gradable: false` and a message when it fails itself. PrairieLearn has no per-test
 visibility: hidden checks show pass/fail and their sanitized message only. AUTOGRADER_ROOT replaces /grade,
-to test a question outside a container.
+to test a question outside a container. The grader starts its worker before it imports torch
+(container.py), so nothing at the top of this module imports torch.
 """
 
 from __future__ import annotations
@@ -23,18 +24,15 @@ from dataclasses import replace
 from html import escape
 from pathlib import Path
 
-from ..exercises import EXERCISES
 from ..result import Result, Status
 from .container import (
     CONFIG_NAME,
     STUDENT_USER,
     BundleConfig,
-    grade_submission,
     leave,
     lock_down,
     make_runner,
-    notebook_name,
-    report_grader_errors,
+    started_runner,
     write_results,
 )
 from .source import (
@@ -107,6 +105,8 @@ QUESTION_HTML = """<pl-question-panel>
 
 
 def info_json(exercise_id: str, image: str, timeout: float) -> dict:
+    from ..exercises import EXERCISES
+
     ex = EXERCISES[exercise_id]
     return {
         "uuid": str(uuid.uuid5(_UUID_NAMESPACE, exercise_id)),
@@ -131,6 +131,9 @@ def export(out: Path, config: BundleConfig, image: str = DEFAULT_IMAGE) -> list[
     repository); returns the question folders."""
     if not image or any(c.isspace() for c in image):
         raise ExportError(f"--image must be a Docker image name, got {image!r}")
+    from ..exercises import EXERCISES
+    from .student_folder import notebook_name
+
     written = []
     for exercise_id in config.exercises:
         ex = EXERCISES[exercise_id]
@@ -208,8 +211,11 @@ def run(root: Path, config_path: Path, exercise_id: str) -> int:
         traceback.print_exc()
         data = not_gradable(GRADER_FAULT)
     else:
-        (result,) = grade_submission(root / "student", replace(config, exercises=(exercise_id,)),
-                                     runner_factory=make_runner)
+        config = replace(config, exercises=(exercise_id,))
+        with started_runner(config, make_runner) as runner:  # first: its torch and ours then share the cores
+            from .student_folder import grade_submission, report_grader_errors
+
+            (result,) = grade_submission(root / "student", config, runner)
         report_grader_errors([result])
         data = to_prairielearn(result)
     write_results(root / "results" / "results.json", data)

@@ -117,6 +117,14 @@ def _modules() -> tuple[dict[str, ModuleType], dict[str, object]]:
     return found, guarded_namespaces()
 
 
+TORCH_REBINDS = frozenset({("torch", "manual_seed")})
+"""What torch itself rebinds in a guarded namespace when it imports torch._dynamo, which it does lazily, at
+an optimizer's first step: `torch.manual_seed = torch._disable_dynamo(torch.manual_seed)`. A worker that did
+not load dynamo before its snapshot (one that grades no exercise whose trials step an optimizer) meets that
+in a job whose answer steps one. Accepted only as exactly that: torch's own wrapper, around the snapshot's
+own function (`Snapshot.rebound_by_torch`)."""
+
+
 class Snapshot:
     """Every attribute of the guarded modules and namespaces (and of the grader's own classes), by identity,
     with each function's code and defaults: what answer code may not replace.
@@ -151,6 +159,22 @@ class Snapshot:
                                 tuple(f.__code__ for _, f in functions), tuple(f.__defaults__ for _, f in functions)))
         self.protected = protected_objects()
         self.labels = {id(vars(s)): n for n, s in [*modules.items(), *spaces.items()]}
+        import torch
+
+        self._torch_wrapper = torch._disable_dynamo(len).__code__  # wrapping imports nothing; calling would
+
+    def rebound_by_torch(self, label: str | None, key: str, old: object, new: object) -> bool:
+        """Whether `new`, found where the snapshot had `old`, is torch's lazy rebinding (TORCH_REBINDS): a plain
+        function with the code of torch._disable_dynamo's wrapper, closed over `old` (and recursive=True)."""
+        if (label, key) not in TORCH_REBINDS or type(new) is not FunctionType:
+            return False
+        if new.__code__ is not self._torch_wrapper or new.__defaults__ is not None or new.__kwdefaults__:
+            return False
+        try:
+            cells = {name: cell.cell_contents for name, cell in zip(new.__code__.co_freevars, new.__closure__ or ())}
+        except ValueError:  # an empty cell
+            return False
+        return cells.keys() == {"fn", "recursive"} and cells["fn"] is old and cells["recursive"] is True
 
     def changed(self, deep: bool = True) -> list[str]:
         """What was replaced or deleted since the snapshot (additions are fine); `deep`: functions' code and
@@ -165,7 +189,8 @@ class Snapshot:
                 continue
             label = self.labels.get(id(namespace))
             found += [f"{label or getattr(value, '__qualname__', '?')}.{key}" for key, value in zip(keys, values)
-                      if namespace.get(key, missing) is not value]
+                      if namespace.get(key, missing) is not value
+                      and not self.rebound_by_torch(label, key, value, namespace.get(key, missing))]
             if deep:  # where a value is still the snapshot's own function, its code is the one to look at
                 found += [f"{label or getattr(f, '__qualname__', '?')}.{key}"
                           for key, f, code, default in zip(function_keys, functions, codes, defaults)
@@ -216,13 +241,13 @@ class Seal:
         self._call = Call.from_call
         self._into = _into
         self._snapshot = snapshot or Snapshot()
-        self._blank = wire.pack({"load_error": None, "problems": {}, "outcomes": {}, "seconds": 0.0}, {})
+        self._blank = wire.pack({"load_error": None, "problems": {}, "outcomes": {}}, {})
 
     def _tamper_frame(self, what: str) -> bytes:
         """A report that says only `what`, built from strings alone (nothing a patch could have reached)."""
         error = ('{"type": "TamperError", "message": ' + self._escape(what) + ', "line": null, "code": null, '
                  '"culprit": null}')
-        text = ('{"load_error": ' + error + ', "problems": {}, "outcomes": {}, "seconds": 0.0}').encode("ascii")
+        text = ('{"load_error": ' + error + ', "problems": {}, "outcomes": {}}').encode("ascii")
         return wire.MAGIC + len(text).to_bytes(4, "little") + text + self._blank[8 + int.from_bytes(
             self._blank[4:8], "little"):]
 

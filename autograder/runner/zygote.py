@@ -1,14 +1,14 @@
 """A warm worker: imports torch once, then forks one child per job, so a job costs its own compute.
 
 It runs inside the sandbox (sandbox.py), started as `python -I -m autograder.runner.zygote SCRATCH
-[--drop-root]`, so no
+[--drop-root] [--exercises ID,ID]` (the exercises it grades, whose needs it warms: all by default), so no
 writable folder is on its `sys.path`; its working folder is read-only. Protocol, on stdin/stdout:
 - in: the length of a JSON header (8 bytes, little-endian), the header {"job": n, "hidden": h, "token":
   hex, "timeout": s, "memory": bytes, "processes": n, "file_size": bytes, "output": bytes, "report": bytes},
   the n bytes of the job (wire.encode_job), then the h bytes of its hidden inputs (wire.encode_inputs).
   Every read takes exactly what it needs, so the hidden inputs are read only after the fork: the job's
   process never holds them until it asks, once its public phase is over;
-- out: one JSON line {"status": "exited"|"signaled"|"timed_out", "code", "signal", "seconds", "report": n,
+- out: one JSON line {"status": "exited"|"signaled"|"timed_out", "code", "signal", "report": n,
   "report_cut", "stdout": m, "stdout_cut", "public_stdout": k or null, "clean"}, then the n bytes the job
   sent on its report pipe and the m bytes it printed, of which the first k were printed before it asked
   for the hidden inputs.
@@ -313,37 +313,44 @@ def _collect(job: _Job, timeout: float) -> tuple[str, int | None, str | None]:
     return "exited", os.WEXITSTATUS(status), None
 
 
-def _warm_up() -> None:
-    """Pays torch's lazy imports and first-call costs once, here, instead of in every job: optimizers (and
-    dynamo, which the first one imports), autocast, torch.func, convolutions, recurrent layers, gradcheck and
-    the culprit locator. The modules they load are then under the snapshot that the guard checks after every
-    step (a module a job imported later would not be), so this is done for every exercise alike: past
-    settle_torch (dynamo, about a second) it costs about 0.06 s per worker. Nothing of any exercise's answer
-    is here (there is none in the sandbox)."""
+def _warm_up(exercise_ids: tuple[str, ...] | None) -> None:
+    """Pays torch's first-call costs once, here, instead of in every job: autocast, torch.func, convolutions,
+    recurrent layers and the culprit locator, and the lazily imported modules (spec.LAZY_MODULES) that the
+    trials of the exercises this worker grades need (all exercises' where `exercise_ids` is None): dynamo,
+    which an optimizer's first step imports, costs about a second. The modules they load are then under
+    the snapshot the guard checks after every step; torch's own rebinding when a job imports dynamo later
+    is accepted as exactly what it is (guard.TORCH_REBINDS). Nothing of any exercise's answer is here
+    (there is none in the sandbox)."""
+    import importlib
+
     import torch
     from torch import nn
 
     from ..blame import culprit_for
-    from ..harness import settle_torch
+    from ..exercises import EXERCISES, get
 
-    settle_torch()
+    chosen = [get(e) for e in exercise_ids] if exercise_ids is not None else list(EXERCISES.values())
+    preload = {module for exercise in chosen for module in exercise.preload}
+    for module in sorted(preload):
+        importlib.import_module(module)
     torch.manual_seed(0)
     net = nn.Sequential(nn.Conv2d(2, 2, 3, padding=1), nn.BatchNorm2d(2), nn.ReLU(inplace=True), nn.Flatten(),
                         nn.Dropout(0.5), nn.Linear(8, 3))
-    optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    # an optimizer's step imports dynamo: stepped here only where dynamo is loaded anyway
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9) if "torch._dynamo" in preload else None
     for dtype in (torch.float32, torch.float64):
         net.to(dtype)
         loss = net(torch.randn(2, 2, 2, 2, dtype=dtype)).logsumexp(1).sum()
-        optimizer.zero_grad()
+        net.zero_grad()
         loss.backward()
-        optimizer.step()
+        if optimizer is not None:
+            optimizer.step()
     for cell in (nn.LSTM(3, 4, 2), nn.GRU(3, 4), nn.RNN(3, 4)):
         out, _ = cell(torch.randn(5, 2, 3))
         out.sum().backward()
     with torch.autocast("cpu", dtype=torch.bfloat16):
         nn.functional.dropout(torch.ones(4, 4) @ torch.ones(4, 4), 0.2, training=True)
     torch.func.functional_call(net, dict(net.named_parameters()), (torch.randn(1, 2, 2, 2, dtype=torch.float64),))
-    torch.autograd.gradcheck(lambda t: (t * t).sum(), (torch.randn(3, dtype=torch.float64, requires_grad=True),))
 
     def broken() -> None:
         x = torch.randn(3, requires_grad=True)
@@ -361,7 +368,9 @@ def _answer(reply: int, head: dict, payloads: list[bytes]) -> None:
         view = view[os.write(reply, view):]
 
 
-def serve(scratch: str, drop_root: bool) -> None:
+def serve(scratch: str, drop_root: bool, exercise_ids: tuple[str, ...] | None = None) -> None:
+    """Answers jobs until its stdin closes. `exercise_ids`: the exercises it grades, whose needs it warms
+    (None: every exercise's)."""
     if drop_root:
         _drop_root()
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a killed grader takes its workers with it
@@ -379,7 +388,7 @@ def serve(scratch: str, drop_root: bool) -> None:
     from .sandbox import python_paths
 
     torch.set_num_threads(1)
-    _warm_up()
+    _warm_up(exercise_ids)
     snapshot = guard.Snapshot()  # of the grader's modules as every job starts: what answer code may not change
     keep = tuple(p for p in python_paths() if p.startswith(scratch.rstrip(os.sep) + os.sep))
     _answer(reply, {"ready": True, "pid": os.getpid()}, [])
@@ -390,7 +399,6 @@ def serve(scratch: str, drop_root: bool) -> None:
         job = requests.exact(int(request["job"]))
         if job is None:
             return
-        start = time.perf_counter()
         out_r, out_w = os.pipe()
         report_r, report_w = os.pipe()
         request_r, request_w = os.pipe()
@@ -410,7 +418,7 @@ def serve(scratch: str, drop_root: bool) -> None:
         del hidden
         status, code, sig = _collect(running, float(request["timeout"]))
         clean = _empty(scratch, keep)
-        _answer(reply, {"status": status, "code": code, "signal": sig, "seconds": time.perf_counter() - start,
+        _answer(reply, {"status": status, "code": code, "signal": sig,
                         "report": len(running.data[report_r]), "report_cut": running.cut[report_r],
                         "stdout": len(running.data[out_r]), "stdout_cut": running.cut[out_r],
                         "public_stdout": running.printed_before_hidden(),
@@ -418,5 +426,13 @@ def serve(scratch: str, drop_root: bool) -> None:
                 [bytes(running.data[report_r]), bytes(running.data[out_r])])
 
 
+def _exercise_ids(argv: list[str]) -> tuple[str, ...] | None:
+    """`--exercises a,b` among the options (the grader's own, checked before it started this worker)."""
+    for i, arg in enumerate(argv[:-1]):
+        if arg == "--exercises":
+            return tuple(argv[i + 1].split(","))
+    return None
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1], "--drop-root" in sys.argv[2:])
+    serve(sys.argv[1], "--drop-root" in sys.argv[2:], _exercise_ids(sys.argv[2:]))

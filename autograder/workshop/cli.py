@@ -70,7 +70,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from .catalog import exercise_ids
+    from ..catalog import exercise_ids
     from .limits import Rate
     from .server import Config, Workshop, listen, make_app, quiet_tornado
     from .storage import Store, Thresholds

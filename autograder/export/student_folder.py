@@ -1,0 +1,121 @@
+"""One student's files in a platform's container, graded against the exercises its bundle covers: which
+file is which exercise (notebook metadata, then the name), then each graded with the batch grader's
+`grade_file`. Imported once the worker has been launched (container.started_runner): this is where torch
+comes in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..batch import exercise_from_name, find_submissions, grade_file, malformed
+from ..exercises import EXERCISES
+from ..result import Result, Status
+from ..runner import Runner
+from ..submission import SubmissionError, answer_code
+from .container import BundleConfig
+
+
+def declared_exercise(path: Path) -> str | None:
+    """The exercise a file says it is: notebook metadata first, then its name; None if neither says."""
+    try:
+        declared = answer_code(path).exercise
+    except (SubmissionError, OSError):
+        declared = None
+    return declared or exercise_from_name(path)
+
+
+def notebook_name(exercise_id: str) -> str:
+    return f"{EXERCISES[exercise_id].number:02d}_{exercise_id}.ipynb"
+
+
+def not_submitted(exercise_id: str, found: list[Path]) -> Result:
+    names = ", ".join(p.name for p in found) or "no .ipynb or .py file"
+    return Result(exercise=exercise_id, submission="", status=Status.NOT_ATTEMPTED, score=0.0,
+                  max_score=EXERCISES[exercise_id].max_score,
+                  output=f"No file for exercise {exercise_id} was found among what you submitted ({names}). "
+                         f"Submit {notebook_name(exercise_id)}, the exercise notebook with your answer.")
+
+
+@dataclass(frozen=True)
+class Matched:
+    """Which submitted file is which exercise of the bundle (each exercise's first file is graded)."""
+
+    files: list[Path]
+    declared: dict[Path, str | None]
+    per_exercise: dict[str, list[Path]]
+    unmatched: list[Path] = field(default_factory=list)  # files that are none of the bundle's exercises
+
+
+def match_files(folder: Path, config: BundleConfig) -> Matched:
+    """Each file to the exercise it declares (metadata, then name); a lone file of a one-exercise bundle is
+    that exercise whatever it says (grade_folder then tells a wrong notebook from a right one)."""
+    files = find_submissions([folder]) if folder.is_dir() else []
+    declared = {path: declared_exercise(path) for path in files}
+    per_exercise = {e: [p for p in files if declared[p] == e] for e in config.exercises}
+    if len(config.exercises) == 1 and len(files) == 1 and not per_exercise[config.exercises[0]]:
+        per_exercise[config.exercises[0]] = files  # one file for a one-exercise assignment: it is that exercise
+    taken = {p for paths in per_exercise.values() for p in paths}
+    return Matched(files, declared, per_exercise, [p for p in files if p not in taken])
+
+
+def unmatched_note(folder: Path, matched: Matched, config: BundleConfig) -> str:
+    """A line for the student naming the files that were graded as nothing, and the files expected; ""
+    when every file was one of the bundle's exercises."""
+    if not matched.unmatched:
+        return ""
+    why = []
+    for path in matched.unmatched:
+        other = matched.declared.get(path)
+        name = path.relative_to(folder).as_posix()
+        why.append(f"{name} (the notebook of exercise {other}, which this assignment does not grade)"
+                   if other in EXERCISES else f"{name} (it is none of this assignment's exercises)")
+    expected = ", ".join(notebook_name(e) for e in config.exercises)
+    return (f"Not graded: {'; '.join(why)}. This assignment grades {expected}: submit those files, named so and "
+            "made from the exercise notebooks (their metadata says which exercise each one is).")
+
+
+def grade_folder(folder: Path, config: BundleConfig, runner: Runner, matched: Matched | None = None) -> list[Result]:
+    """One Result per exercise of the bundle, in the bundle's order, whatever the folder holds."""
+    matched = matched or match_files(folder, config)
+    results = []
+    for exercise_id in config.exercises:
+        mine = matched.per_exercise[exercise_id]
+        if not mine:
+            results.append(not_submitted(exercise_id, matched.files))
+            continue
+        path = mine[0]
+        name = path.relative_to(folder).as_posix()
+        other = matched.declared[path]
+        if other is not None and other != exercise_id and other in EXERCISES:
+            results.append(malformed(name, exercise_id, f"{path.name} is the notebook of exercise {other}, but this "
+                                     f"assignment grades {exercise_id}: submit {notebook_name(exercise_id)}.",
+                                     EXERCISES[exercise_id].max_score))
+            continue
+        result = grade_file(path, name, config.settings(exercise_id), runner)
+        if len(mine) > 1:  # say which copy counted, so a student who uploaded two is not left guessing
+            others = ", ".join(p.relative_to(folder).as_posix() for p in mine[1:])
+            result = replace(result, output=f"{result.output} (Graded {name}; not graded: {others}.)")
+        results.append(result)
+    return results
+
+
+def grade_submission(folder: Path, config: BundleConfig, runner: Runner, matched: Matched | None = None) -> list[Result]:
+    """grade_folder with the bundle's runner (container.started_runner, launched before this module was
+    imported). Never raises: whatever fails is a `grader_error` Result for the exercises it touched, so
+    that a platform always gets results for every exercise."""
+    try:
+        import torch
+
+        torch.set_num_threads(1)  # the reference's tensors are tiny
+    except Exception:  # noqa: BLE001 - grading reports the failed import per exercise, as grader errors
+        pass
+    return grade_folder(folder, config, runner, matched)
+
+
+def report_grader_errors(results: list[Result]) -> None:
+    """Prints each grader error with its traceback on stdout, which both platforms show to staff only."""
+    for r in results:
+        if r.status == Status.GRADER_ERROR:
+            print(f"GRADER ERROR on exercise {r.exercise} ({r.submission or 'no file'}): {r.output}")
+            print(r.extra.get("grader_traceback", ""))
