@@ -64,7 +64,7 @@ def wall(argv: list[str], env: dict[str, str] | None, cwd: Path) -> float:
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1):  # 1: `check` on a submission that fails a check
+    if done.returncode != 0:  # a solution passes `check`; anything else did not measure what it says
         raise SystemExit(f"{argv[:3]} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
     return seconds
 
@@ -85,10 +85,12 @@ def measure(python: str, folder: Path, submission: Path, rounds: int) -> tuple[d
         "Gradescope run_autograder": (["bash", str(root / "source" / "run_autograder")], env),
         "check --sandbox": ([python, "-m", "autograder", "check", str(submission), "--sandbox"], None),
     }
+    elsewhere = folder / "cwd"  # not beside the folder named autograder/, which `-m autograder` would meet
+    elsewhere.mkdir()
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(rounds):
         for name, (argv, environment) in commands.items():
-            times[name].append(wall(argv, environment, cwd=folder))
+            times[name].append(wall(argv, environment, cwd=elsewhere))
     return times, json.loads((root / "results" / "results.json").read_text())
 
 
