@@ -73,14 +73,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except PoolError as e:
         return _error(e)
     with pool:
-        return _grade(args, pool, len(files))
+        return _grade(args, pool, files)
 
 
-def _grade(args: argparse.Namespace, pool: WarmPool, count: int) -> int:
+def _grade(args: argparse.Namespace, pool: WarmPool, files: list[Path]) -> int:
     """`grade`, once its workers are starting: torch, the references, then the batch."""
     import torch
 
-    from .batch import References, Settings, grade_batch
+    from .batch import References, Settings, exercise_from_name, grade_batch
     from .exercises import EXERCISES
     from .runner.pool import PoolError
 
@@ -92,7 +92,10 @@ def _grade(args: argparse.Namespace, pool: WarmPool, count: int) -> int:
                         salt=os.environ.get("AUTOGRADER_SALT", Settings.salt))
     console = _console()
     references = References(settings)
-    references.make_in_background([args.exercise] if args.exercise else EXERCISES)  # while the workers start
+    # while the workers start: the references of the exercises the files' names point to (any other one is
+    # made when a submission first needs it; making all twelve would take the cores from the workers)
+    named = [args.exercise] if args.exercise else [e for e in EXERCISES if e in {exercise_from_name(p) for p in files}]
+    references.make_in_background(named)
     try:
         pool.ready()
     except PoolError as e:
@@ -102,7 +105,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, count: int) -> int:
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=console, disable=args.quiet)
     with progress:
-        task = progress.add_task("", total=count)
+        task = progress.add_task("", total=len(files))
 
         def done(name: str, data: dict, reused: bool) -> None:
             progress.update(task, advance=1, description=f"{name}{' (already graded)' if reused else ''}")

@@ -114,6 +114,25 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["05_leaf_sgd-2.ipynb", "05_leaf_sgd.ipynb"]  # both
 
 
+def test_grade_makes_in_advance_only_the_references_its_files_are_named_for(tmp_path, monkeypatch):
+    """While the workers start, the grader makes the references of the exercises the files' names point to,
+    not all twelve (on two cores that took the workers' start); a file named for none is graded all the
+    same, its reference made when it is first needed."""
+    from autograder.batch import References
+
+    made_early = []
+    original = References.make_in_background
+    monkeypatch.setattr(References, "make_in_background",
+                        lambda self, ids: made_early.append(list(ids)) or original(self, ids))
+    shutil.copy(solution("leaf_sgd"), tmp_path / "01_leaf_sgd.ipynb")
+    shutil.copy(solution("data_trap"), tmp_path / "untitled.ipynb")  # its metadata says data_trap
+    out = tmp_path / "grades"
+    assert main(["grade", str(tmp_path), "--quiet", "--out", str(out), "--jobs", "1"]) == 0
+    assert made_early == [["leaf_sgd"]]
+    scores = {p.parent.name: json.loads(p.read_text())["score"] for p in out.glob("*/results.json")}
+    assert scores == {"01_leaf_sgd.ipynb": 10, "untitled.ipynb": 10}
+
+
 def test_check_command_on_the_solution_and_a_broken_file(tmp_path):
     ok = run_cli("check", str(solution("residual_add")))
     assert ok.returncode == 0 and "[PASS] forward" in ok.stdout and "hidden" not in ok.stdout.split("(Self-check")[0]
