@@ -94,8 +94,8 @@ def _grade(args: argparse.Namespace, pool: WarmPool, files: list[Path]) -> int:
     references = References(settings)
     # while the workers start: the references of the exercises the files' names point to (any other one is
     # made when a submission first needs it; making all twelve would take the cores from the workers)
-    named = [args.exercise] if args.exercise else [e for e in EXERCISES if e in {exercise_from_name(p) for p in files}]
-    references.make_in_background(named)
+    named = {exercise_from_name(p) for p in files}
+    references.make_in_background([args.exercise] if args.exercise else [e for e in EXERCISES if e in named])
     try:
         pool.ready()
     except PoolError as e:

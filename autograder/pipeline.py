@@ -25,6 +25,7 @@ from .outcome import Outcome, RunReport, Trial
 from .public import load_public
 from .result import Result
 from .runner import InProcessRunner, Job, Runner
+from .settings import DEFAULT_SALT
 from .spec import Exercise, Inputs
 
 
@@ -43,7 +44,7 @@ class Prepared:
     public_only: bool
 
 
-def prepare(exercise: Exercise, devices: tuple[str, ...] = ("cpu",), *, salt: str = trial_plan.DEFAULT_SALT,
+def prepare(exercise: Exercise, devices: tuple[str, ...] = ("cpu",), *, salt: str = DEFAULT_SALT,
             public_only: bool = False) -> Prepared:
     """The trials, inputs and reference outcomes of a grading of `exercise` (a public-only one ignores the
     salt). Needs the references unless public-only (ReferencesMissing)."""
@@ -69,7 +70,7 @@ def judge(exercise: Exercise, prepared: Prepared, report: RunReport, *, submissi
 
 
 def grade_code(exercise_id: str, code: str, *, devices: tuple[str, ...] = ("cpu",),
-               salt: str = trial_plan.DEFAULT_SALT, public_only: bool = False, runner: Runner | None = None,
+               salt: str = DEFAULT_SALT, public_only: bool = False, runner: Runner | None = None,
                timeout: float = 60.0, submission: str = "") -> Result:
     """The whole grading of one answer, in process unless a runner is given (`autograder check`)."""
     exercise = get(exercise_id)

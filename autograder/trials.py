@@ -7,7 +7,6 @@ import hashlib
 import torch
 
 from .outcome import Trial
-from .settings import DEFAULT_SALT  # noqa: F401 - pipeline's default, beside the recipe it salts
 from .spec import Exercise, Inputs
 
 PUBLIC_SEED = 0

@@ -12,8 +12,8 @@ from autograder.exercises import get
 from autograder.pipeline import Prepared, judge, prepare, run
 from autograder.result import Result
 from autograder.runner import InProcessRunner
+from autograder.settings import DEFAULT_SALT
 from autograder.submission import answer_code
-from autograder.trials import DEFAULT_SALT
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"

@@ -16,14 +16,13 @@ platforms' own advice says, and what PrairieLearn's Python grader does with its 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import pwd
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -165,7 +164,7 @@ def started_runner(config: BundleConfig, runner_factory: Callable[[BundleConfig]
     """The bundle's runner, launched now, before the grader imports torch (`runner_factory(config)`, a context
     manager: each platform module passes its own `make_runner`, which tests replace). One that will not
     start is replaced by _Unavailable, so that the platform still gets a result for every exercise."""
-    with contextlib.ExitStack() as stack:
+    with ExitStack() as stack:
         try:
             runner: Runner = stack.enter_context(runner_factory(config))
         except Exception as e:  # noqa: BLE001 - the grader's fault, reported per exercise
