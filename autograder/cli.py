@@ -230,7 +230,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from .public import PUBLIC_DIR, drift, write_public
     from .reference_store import ReferencesMissing
 
-    torch.set_num_threads(1)  # as the tests run: the same bits whatever the machine's core count
+    # one thread unless OMP_NUM_THREADS says otherwise (CI checks 1 and 2): the shipped data holds for either,
+    # within each dtype's public.DRIFT_TOLERANCE
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 1))
     try:
         if args.check:
             drifts = [line for exercise in EXERCISES.values() for line in drift(exercise)]

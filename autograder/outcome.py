@@ -27,6 +27,11 @@ class Trial:
         return f"{self.scenario}/{self.dtype}/{self.device}"
 
     @property
+    def input_key(self) -> str:
+        """The key of the trial's inputs: a scenario's inputs in one dtype are the same on every device."""
+        return f"{self.scenario}/{self.dtype}"
+
+    @property
     def torch_dtype(self) -> torch.dtype:
         return getattr(torch, self.dtype)
 
