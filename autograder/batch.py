@@ -23,10 +23,11 @@ from .files import RefusedFile, json_text, plain_data, read_bounded, safe_text, 
 from .outcome import RunReport
 from .pipeline import Prepared, judge, prepare, run
 from .report import batch_gradebook_csv
-from .result import Result, Status
+from .result import Result
 from .runner import Runner
 from .settings import Settings
 from .spec import Exercise
+from .status import Status
 from .submission import MAX_BYTES, SubmissionError, answer_code
 
 STDOUT_KEPT = 4000

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from .evidence import Evidence, Failed, Pair, failed
-from .feedback import explain
+from .feedback import describe
 from .outcome import ErrorInfo
 from .spec import PASS, Rule, Selector, Verdict
+from .wording import say
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def miss_kind(got: object, want: object) -> str:
 
 
 def explained(error: ErrorInfo) -> str:
-    """feedback.explain, remembered: the same error recurs across trials, checks and classmates, and its
+    """feedback.describe, remembered: the same error recurs across trials, checks and classmates, and its
     culprit's fix suggestion costs tens of milliseconds to make."""
     culprit = json.dumps(error.culprit, sort_keys=True, default=repr) if error.culprit is not None else None
     return _explained(error.type, error.message, error.line, error.code, culprit)
@@ -87,14 +88,14 @@ def explained(error: ErrorInfo) -> str:
 
 @functools.lru_cache(maxsize=512)
 def _explained(type_name: str, message: str, line: int | None, code: str | None, culprit: str | None) -> str:
-    return explain(ErrorInfo(type_name, message, line, code, json.loads(culprit) if culprit is not None else None))
+    return describe(ErrorInfo(type_name, message, line, code, json.loads(culprit) if culprit is not None else None))
 
 
 def why_missing(pair: Pair, key: str) -> str:
     """The message for an observation that was never made: the error that stopped it, if any."""
     if pair.got.error is not None:
-        return f"In {pair.label}: {explained(pair.got.error)}"
-    return f"In {pair.label}: `{key}` was not observed (did your code return early or return None?)."
+        return say("in trial", trial=pair.label, explanation=explained(pair.got.error))
+    return say("not observed", trial=pair.label, key=key)
 
 
 def missing(ev: Evidence, pair: Pair, key: str, shown: str | None = None) -> Failed:
@@ -102,8 +103,9 @@ def missing(ev: Evidence, pair: Pair, key: str, shown: str | None = None) -> Fai
     stopped it is described by grade.py, from its type and line."""
     name = shown or ev.shown_name(key)
     if pair.got.error is not None:
-        return failed(why_missing(pair, key), f"{name} was not computed")
-    return failed(why_missing(pair, key), f"{name} was not observed (did your code return early or return None?)")
+        return failed(why_missing(pair, key), f"{name} was not computed", trial=pair.trial, error=pair.got.error)
+    return failed(why_missing(pair, key), f"{name} was not observed (did your code return early or return None?)",
+                  trial=pair.trial)
 
 
 def matches_reference(reads: Selector, what: str, scenarios: tuple[str, ...] | None = None) -> Rule:
@@ -113,7 +115,7 @@ def matches_reference(reads: Selector, what: str, scenarios: tuple[str, ...] | N
         for pair, key in ev.observations():
             if key not in pair.got.values:
                 found = missing(ev, pair, key)
-                return failed(found.message, f"{what}: {found.hidden}")
+                return replace(found, hidden=f"{what}: {found.hidden}")
             want = pair.want.values[key]
             got = pair.got.values[key]
             if isinstance(want, float):
@@ -124,8 +126,8 @@ def matches_reference(reads: Selector, what: str, scenarios: tuple[str, ...] | N
             else:
                 problem = None if got == want else f"is {got!r}, expected {want!r}"
             if problem:
-                return failed(f"{what}: `{key}` {problem}, in {pair.label}.",
-                              f"{what}: {ev.shown_name(key)} {miss_kind(got, want)}")
+                return failed(say("mismatch", what=what, key=key, problem=problem, trial=pair.label),
+                              f"{what}: {ev.shown_name(key)} {miss_kind(got, want)}", trial=pair.trial)
         return PASS
 
     return Rule(evaluate, scenarios, reads)
@@ -137,7 +139,9 @@ def completes(scenarios: tuple[str, ...], what: str) -> Rule:
     def evaluate(ev: Evidence) -> Verdict:
         for pair in ev.pairs():
             if pair.got.error is not None:
-                return failed(f"{what} failed. In {pair.label}: {explained(pair.got.error)}", f"{what} failed")
+                return failed(say("step failed", what=what, trial=pair.label, explanation=explained(pair.got.error)),
+                              f"{what} failed",
+                              trial=pair.trial, error=pair.got.error)
         return PASS
 
     return Rule(evaluate, scenarios, ())
@@ -151,7 +155,7 @@ def holds(key: str, scenarios: tuple[str, ...], failure: str) -> Rule:
             if key not in pair.got.values:
                 return missing(ev, pair, key)
             if pair.got.values[key] is not True:
-                return failed(f"{failure} (in {pair.label}).", failure)
+                return failed(say("does not hold", failure=failure, trial=pair.label), failure, trial=pair.trial)
         return PASS
 
     return Rule(evaluate, scenarios, (key,))

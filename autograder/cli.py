@@ -117,7 +117,8 @@ def _grade(args: argparse.Namespace, pool: WarmPool, files: list[Path]) -> int:
 
 
 def _summary(console: Console, results: list[dict], out: Path) -> None:
-    from .result import Result, Status
+    from .result import Result
+    from .status import Status
 
     graded = [Result.from_json(r) for r in results]
     table = Table(title=f"{len(graded)} submissions graded")
@@ -188,8 +189,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
     from .report import feedback_text
-    from .result import Status
     from .runner.pool import PoolError
+    from .status import Status
 
     try:
         result = _self_check(exercise, code, args, pool)

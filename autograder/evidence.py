@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from .outcome import Outcome, Trial
+from .outcome import ErrorInfo, Outcome, Trial
 from .spec import Exercise, Family, Inputs, Selector, Verdict, select
+from .wording import say
 
 T = TypeVar("T")
 
@@ -25,16 +26,21 @@ class Failed(Verdict):
     """
 
     hidden: str = ""
+    trial: Trial | None = None
+    """The trial it was found in, where the rule names one."""
+    error: ErrorInfo | None = None
+    """The error that made it fail, where one did (the message explains it): grade.py makes it a Cause."""
 
 
-def failed(message: str, hidden: str) -> Failed:
-    """A failure: `message` in full where it was found on public inputs, `hidden` where on hidden ones."""
-    return Failed(False, message, hidden)
+def failed(message: str, hidden: str, *, trial: Trial | None = None, error: ErrorInfo | None = None) -> Failed:
+    """A failure: `message` in full where it was found on public inputs, `hidden` where on hidden ones; the
+    trial it was found in and the error that made it fail, as facts (grade.py carries them into the Result)."""
+    return Failed(False, message, hidden, trial, error)
 
 
 def label(trial: Trial) -> str:
     """How a message names a trial: its scenario (a name from the exercise), dtype and device."""
-    return f"scenario '{trial.scenario}', {trial.dtype} on {trial.device}"
+    return say("trial", scenario=trial.scenario, dtype=trial.dtype, device=trial.device)
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,7 @@ class Evidence:
         for trial in self.trials:
             if self.scenarios is not None and trial.scenario not in self.scenarios:
                 continue
-            cpu_key = f"{trial.scenario}/{trial.dtype}/cpu"
+            cpu_key = Trial(trial.scenario, trial.dtype, "cpu").key
             want = self.reference.get(cpu_key)
             if want is None:
                 raise GraderError(f"no reference for {cpu_key}")
@@ -82,7 +88,7 @@ class Evidence:
                 raise GraderError(f"the reference failed on {cpu_key}: {want.error.type} at line {want.error.line} "
                                   f"of the reference: {said}")
             got = self.student.get(trial.key) or Outcome()
-            inputs = self.inputs[f"{trial.scenario}/{trial.dtype}"]
+            inputs = self.inputs[trial.input_key]
             found.append(Pair(trial, self._in_view(got), self._in_view(want), inputs))
         return self._some(found, "no trial ran")
 
@@ -117,4 +123,4 @@ class Evidence:
     def observed_publicly(self, key: str) -> bool:
         """Whether the reference observes `key` on public inputs too: then its name tells nothing hidden."""
         return any(key in outcome.values for cpu_key, outcome in self.reference.items()
-                   if self.exercise.scenario(cpu_key.split("/")[0]).public)
+                   if self.exercise.scenario(Trial.from_key(cpu_key).scenario).public)

@@ -1,83 +1,125 @@
-"""Turns errors into words a student can act on."""
+"""Turns an error into words a student can act on, and into the facts a report needs (a Cause).
+
+The words come from wording.py's templates; the facts (the error's class, the lines of the answer it names,
+the culprit's op, tampering) come from the ErrorInfo itself, never from the words. A suggested rewrite of the
+culprit line is made by whoever registered a suggester (pipeline.py registers the locator's,
+blame/suggest.py): this module, part of the pure core, imports neither the locator nor libcst.
+"""
 
 from __future__ import annotations
 
-from .outcome import ErrorInfo
-from .spec import INPLACE_ERROR, LEAF_INPLACE_ERROR
+from collections.abc import Callable
+from dataclasses import dataclass
 
-_INPLACE_MEANING = (
-    "PyTorch saved a tensor during the forward pass because backward needs it, and something changed "
-    "that tensor in place before backward ran (its version counter moved on). Find the in-place "
-    "operation (`+=`, `x[...] = ...`, a `*_()` method, `inplace=True`) that writes to a tensor an "
-    "earlier operation saved, and make it out of place (`out = out + x`) or work on a `clone()`."
-)
-_LEAF_MEANING = (
-    "A tensor created by you with `requires_grad=True` (a leaf, such as a parameter) was changed in "
-    "place while autograd was recording. Update parameters inside `torch.no_grad()`, or compute a "
-    "new tensor instead of changing the leaf."
-)
+from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
+from .outcome import ANSWER_FILE, ErrorInfo
+from .result import MAX_LINES, Cause
+from .wording import say
 
 
-def explain(error: ErrorInfo) -> str:
+@dataclass(frozen=True)
+class Rewrite:
+    """A suggested fix of the culprit line: the code before and after (None: the fix is in words only)."""
+
+    line: int
+    before: str | None
+    after: str | None
+    why: str
+
+
+Suggester = Callable[[dict], "Rewrite | None"]
+_suggesters: list[Suggester] = []
+
+
+def add_suggester(suggester: Suggester) -> None:
+    """Registers a maker of fix suggestions from a culprit report (once; the first that answers wins)."""
+    if suggester not in _suggesters:
+        _suggesters.append(suggester)
+
+
+def describe(error: ErrorInfo) -> str:
     """One paragraph: what was raised, where, what it means."""
     if error.not_attempted:
-        return "Not attempted yet: the answer still raises NotImplementedError."
+        return say("not attempted")
     where = ""
     if error.line is not None:
-        where = f" at line {error.line} of your answer"
+        where = say("raised where", line=error.line)
         if error.code:
-            where += f" (`{error.code.strip()}`)"
-    text = f"Your code raised {error.type}{where}: {first_line(error.message)}"
+            where += say("raised code", code=error.code.strip())
+    text = say("raised", type=error.type, where=where, message=first_line(error.message))
     if INPLACE_ERROR.search(error.message):
-        text += "\nWhat it means: " + _INPLACE_MEANING
+        text += say("inplace meaning")
         if error.culprit:
             text += "\n" + culprit_text(error.culprit)
             fix = fix_text(error.culprit)
             if fix:
                 text += "\n" + fix
     elif LEAF_INPLACE_ERROR.search(error.message):
-        text += "\nWhat it means: " + _LEAF_MEANING
+        text += say("leaf meaning")
     return text
+
+
+def cause(error: ErrorInfo, text: str | None = None) -> Cause:
+    """The facts of an error, with its words (`text`, else describe(error))."""
+    culprit = _culprit_site(error.culprit)
+    lines = [error.line] if _a_line(error.line) and not error.not_attempted else []  # the TODO names no line
+    if culprit is not None and culprit.get("file") == ANSWER_FILE and _a_line(culprit.get("line")):
+        lines.append(culprit["line"])
+    op = culprit.get("op") if culprit is not None else None
+    return Cause(text=describe(error) if text is None else text, error=error.type,
+                 lines=tuple(dict.fromkeys(lines))[:MAX_LINES], op=op if isinstance(op, str) else "",
+                 tampered=error.type == "TamperError")
+
+
+def _culprit_site(report: object) -> dict | None:
+    site = report.get("culprit") if isinstance(report, dict) else None
+    return site if isinstance(site, dict) else None
+
+
+def _a_line(line: object) -> bool:
+    return isinstance(line, int) and not isinstance(line, bool) and 0 < line < 1 << 31
 
 
 def _site(site: object) -> str:
     """`op` at line N (`code`), from one entry of a locator report, whatever a worker put there."""
     if not isinstance(site, dict):
-        return "an operation the locator could not see"
-    text = f"`{str(site.get('op'))[:80]}`"
+        return say("site unseen")
+    text = say("site", op=str(site.get("op"))[:80])
     if isinstance(site.get("line"), int):
         where = site.get("file")
-        text += f" at line {site['line']}" + ("" if where in (None, "<answer>") else f" of {str(where)[:200]}")
+        text += say("site line", line=site["line"])
+        if where not in (None, ANSWER_FILE):
+            text += say("site file", file=str(where)[:200])
     if site.get("code"):
-        text += f" (`{str(site['code']).strip()[:200]}`)"
+        text += say("site code", code=str(site["code"]).strip()[:200])
     return text
 
 
 def culprit_text(report: dict) -> str:
     """What the culprit locator found, in one sentence."""
-    text = f"The line that broke autograd: {_site(report.get('culprit'))} changed a tensor in place"
-    if report.get("saved_by"):
-        text += f" after {_site(report.get('saved_by'))} had saved it for backward"
-    return text + "."
+    saved = say("culprit saved", saved_by=_site(report.get("saved_by"))) if report.get("saved_by") else ""
+    return say("culprit", culprit=_site(report.get("culprit")), saved=saved)
 
 
 def fix_text(report: dict, limit: int = 1200) -> str | None:
-    """The suggested rewrite of the culprit line, made from the op names and line texts in the report alone
-    (autograder/blame/suggest.py: pure code, the student's code is not run for it); None without one."""
-    from .blame.suggest import suggest_from_line, without_comment  # libcst: only when an in-place error is explained
-
-    try:
-        suggestion = suggest_from_line(report)
-    except Exception:  # noqa: BLE001 - a suggestion is a bonus; the feedback stands without it
-        return None
+    """The suggested rewrite of the culprit line, from the registered suggesters (made from the op names and
+    line texts in the report alone: the student's code is not run for it); None without one."""
+    suggestion = None
+    for suggester in _suggesters:
+        try:
+            suggestion = suggester(report)
+        except Exception:  # noqa: BLE001 - a suggestion is a bonus; the feedback stands without it
+            suggestion = None
+        if suggestion is not None:
+            break
     if suggestion is None:
         return None
     if suggestion.after is None or suggestion.before is None:
-        text = "How to fix it: " + suggestion.why
+        text = say("fix in words", why=suggestion.why)
     else:
-        before, after = (" / ".join(without_comment(line.strip()) or "" for line in part.splitlines())
+        before, after = (" / ".join(line.strip() for line in part.splitlines())
                          for part in (suggestion.before, suggestion.after))
-        text = f"A fix to try (line {suggestion.line}): `{before}` -> `{after}`. Why: {suggestion.why}"
+        text = say("fix", line=suggestion.line, before=before, after=after, why=suggestion.why)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -3,31 +3,41 @@
 Hidden means hidden. A check's own message is shown only when it was found on the public trials alone
 (inputs anyone can see, the same in every batch); a check that fails only once hidden trials join says so
 in words that cannot depend on the hidden inputs: the check's `Failed.hidden` text, the trial (scenario,
-dtype, device), and for an error its type, the kind of PyTorch error it is, and the line of the answer
-that raised, with that line's text taken from the answer itself. Never a message, a value, a shape or
-printed text from a hidden trial. This relies on a check failing when any one trial fails (every check
-here does): adding trials never turns a failure into a pass.
+dtype, device), and for an error what redact.py keeps of it. Never a message, a value, a shape or printed
+text from a hidden trial. This relies on a check failing when any one trial fails (every check here does):
+adding trials never turns a failure into a pass.
+
+Facts travel as fields: each failed check's trial, and the error behind it as a Cause (its class, the answer's
+lines it names, the culprit's op, tampering), said once per Result however many checks met it.
 """
 
 from __future__ import annotations
 
-import builtins
-import functools
-import re
+from dataclasses import dataclass
 
+from . import feedback
 from .checks import explained
 from .evidence import Evidence, Failed, GraderError, label
-from .feedback import explain
-from .harness import ANSWER_FILE  # the answer's frames: the only ones a hidden message may name
-from .outcome import ErrorInfo, Outcome, RunReport, Trial
-from .result import Result, Status, TestResult
-from .spec import INPLACE_ERROR, LEAF_INPLACE_ERROR, Check, Exercise, Inputs, Verdict
+from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
+from .outcome import Outcome, RunReport, Trial
+from .redact import redacted
+from .result import Cause, Result, TestResult
+from .spec import Check, Exercise, Inputs, Verdict
+from .status import Status
+from .wording import say
 
-_RUN_FAILURES = {
-    Status.TIMED_OUT: "Your code did not finish within the time limit",
-    Status.CRASHED: "Your code crashed the process that ran it",
-    Status.MALFORMED: "The submission could not be read",
-}
+_RUN_FAILURES = {Status.TIMED_OUT: "timed out", Status.CRASHED: "crashed", Status.MALFORMED: "malformed"}
+"""The wording template (wording.py) that says why a run sent no report."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A check's verdict with its facts: where it was found (`trial`), and the error behind it (`cause`)."""
+
+    verdict: Verdict
+    brief: str = ""
+    trial: Trial | None = None
+    cause: Cause | None = None
 
 
 def grade(
@@ -47,18 +57,22 @@ def grade(
     devices = tuple(dict.fromkeys(t.device for t in trials))
     blocked = _blocking_problem(report)
     judge = _Judge(exercise, report, reference, trials, inputs, answer)
-    tests = []
+    tests, causes = [], _Causes()
     for check in checks:
-        verdict = Verdict(False, blocked) if blocked is not None else judge(check)
+        judged = Judged(Verdict(False, blocked.text), cause=blocked) if blocked is not None else judge(check)
+        passed = judged.verdict.passed
         tests.append(
             TestResult(
                 name=check.name,
-                score=check.points if verdict.passed else 0.0,
+                score=check.points if passed else 0.0,
                 max_score=check.points,
-                status=Status.PASSED if verdict.passed else Status.FAILED,
-                output=verdict.message,
+                status=Status.PASSED if passed else Status.FAILED,
+                output=judged.verdict.message,
                 visibility="visible" if check.public else "after_due_date",
                 description=check.description,
+                brief="" if passed else judged.brief,
+                trial="" if passed or judged.trial is None else judged.trial.key,
+                cause=None if passed else causes.index(judged.cause),
             )
         )
     score = sum(t.score for t in tests)
@@ -70,11 +84,39 @@ def grade(
         status=status,
         score=score,
         max_score=max_score,
-        output=_summary(status, score, max_score, blocked),
+        output=_summary(status, score, max_score, blocked.text if blocked is not None else None),
         tests=tuple(tests),
         devices=devices,
         execution_time=report.seconds,
+        causes=causes.found,
     )
+
+
+class _Causes:
+    """The errors behind a result's failures, each once. Two checks met the same error when its class, the
+    lines it names, the culprit's op and the kind of PyTorch error are the same (the tensor's shape in the
+    message may differ from one scenario to the next)."""
+
+    def __init__(self) -> None:
+        self.found: tuple[Cause, ...] = ()
+        self._keys: dict[tuple, int] = {}
+
+    def index(self, cause: Cause | None) -> int | None:
+        if cause is None:
+            return None
+        key = (cause.error, cause.lines, cause.op, cause.tampered, _kind(cause))
+        if key not in self._keys:
+            self._keys[key] = len(self.found)
+            self.found = (*self.found, cause)
+        return self._keys[key]
+
+
+def _kind(cause: Cause) -> str:
+    """Which of PyTorch's in-place errors the cause is, if one; else its words (a run that sent no report)."""
+    for pattern in (INPLACE_ERROR, LEAF_INPLACE_ERROR):
+        if pattern.search(cause.text):
+            return pattern.pattern
+    return cause.text if not cause.error else ""
 
 
 class _Judge:
@@ -93,7 +135,7 @@ class _Judge:
         except GraderError:
             raise
         except Exception as e:  # the student's output's fault; said in full only for public trials (below)
-            return Verdict(False, f"Could not check this: {type(e).__name__}: {e}")
+            return Failed(False, say("could not check", type=type(e).__name__, message=e), say("hidden unjudged"))
 
     def _quietly(self, check: Check, trials: tuple[Trial, ...]) -> Verdict | None:
         """The verdict on some of the trials; None where the check sees none of its scenarios among them."""
@@ -102,13 +144,13 @@ class _Judge:
         except GraderError:
             return None
 
-    def __call__(self, check: Check) -> Verdict:
+    def __call__(self, check: Check) -> Judged:
         verdict = self._on(check, self.public + self.hidden)
         if verdict.passed or not self.hidden:
-            return verdict
+            return _public(verdict)
         public = self._quietly(check, self.public)
         if public is not None and not public.passed:
-            return public  # found on public inputs alone: safe to say in full
+            return _public(public)  # found on public inputs alone: safe to say in full
         # The first hidden trial that makes it fail, by bisection: failing only grows as trials join.
         lo, hi, found = 1, len(self.hidden), {len(self.hidden): verdict}
         while lo < hi:
@@ -118,132 +160,45 @@ class _Judge:
                 hi, found[mid] = mid, seen
             else:
                 lo = mid + 1
-        return Verdict(False, self._hidden_message(found[lo], self.hidden[lo - 1]))
+        return self._hidden(found[lo], self.hidden[lo - 1])
 
-    def _hidden_message(self, verdict: Verdict, trial: Trial) -> str:
-        what = verdict.hidden if isinstance(verdict, Failed) and verdict.hidden else "This check failed"
-        if verdict.message.startswith("Could not check this:"):
-            what = "This check could not judge what your code produced"
-        text = f"{what.rstrip('.')} (on hidden inputs: {label(trial)})."
+    def _hidden(self, verdict: Verdict, trial: Trial) -> Judged:
+        """A failure found on a hidden trial: the check's hidden words, the trial, the error as redacted."""
+        what = verdict.hidden if isinstance(verdict, Failed) and verdict.hidden else say("hidden failed")
+        text = say("hidden", what=what.rstrip("."), trial=label(trial))
         outcome = self.report.outcomes.get(trial.key)
+        cause = None
         if outcome is not None and outcome.error is not None:
-            text += "\n" + explained(redacted(outcome.error, self.answer))
-        return text
+            shown = redacted(outcome.error, self.answer)
+            words = explained(shown)
+            text += "\n" + words
+            cause = feedback.cause(shown, words)
+        return Judged(Verdict(False, text), what, trial, cause)
 
 
-# --- an error raised on hidden inputs, as a student may read it -------------------------------------------
-
-_REST_NOT_SHOWN = "(the rest of its message is not shown: it may describe the hidden inputs)"
-_NOT_SHOWN = "its message is not shown, as it may describe the hidden inputs"
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def redacted(error: ErrorInfo, answer: str | None) -> ErrorInfo:
-    """The error as it may be shown for a hidden trial: its type (a name from Python, torch or the answer),
-    the PyTorch error it is (the fixed words of INPLACE_ERROR or LEAF_INPLACE_ERROR) and no other part of
-    its message, the line of the answer with that line's text, and the culprit locator's sites likewise."""
-    if error.type == "TamperError":
-        return error  # written by the harness from torch's own attribute names: nothing of the inputs
-    lines = answer.splitlines() if answer is not None else None
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", answer)) if answer is not None else set()
-    kind = INPLACE_ERROR.search(error.message) or LEAF_INPLACE_ERROR.search(error.message)
-    message = f"{kind.group(0)} {_REST_NOT_SHOWN}" if kind else _NOT_SHOWN
-    type_name = error.type if _known(error.type, words, exception=True) else "an exception (of a class made at run time)"
-    line, code = _line(error.line, error.code, lines)
-    culprit = _culprit(error.culprit, lines, words) if kind and error.culprit else None
-    return ErrorInfo(type_name, message, line, code, culprit)
-
-
-def _line(line: object, code: str | None, lines: list[str] | None) -> tuple[int | None, str | None]:
-    """A line number of the answer and its text, read from the answer itself where we have it."""
-    if not isinstance(line, int) or isinstance(line, bool):
-        return None, None
-    if lines is None:
-        return line, code
-    if 1 <= line <= len(lines):
-        return line, lines[line - 1].strip()  # quoted in words: its indentation means nothing there
-    return None, None
-
-
-def _culprit(report: object, lines: list[str] | None, words: set[str]) -> dict | None:
-    """The locator's report, keeping only its sites in the answer (op names known, code from the answer);
-    None if its culprit cannot be shown that way."""
-    if not isinstance(report, dict):
-        return None
-
-    def frame(s: object) -> dict | None:
-        if not isinstance(s, dict) or s.get("file") != ANSWER_FILE:
-            return None
-        line, code = _line(s.get("line"), s.get("code") if isinstance(s.get("code"), str) else None, lines)
-        if line is None:
-            return None
-        function = s.get("function") if _known(s.get("function"), words) else None
-        return {"file": ANSWER_FILE, "line": line, "function": function, "code": code}
-
-    def site(s: object) -> dict | None:
-        where = frame(s)
-        if where is None or not _known(s.get("op"), words):  # type: ignore[union-attr]
-            return None
-        links = s.get("chain") if isinstance(s.get("chain"), list) else []  # type: ignore[union-attr]
-        chain = [f for f in map(frame, links) if f is not None]
-        return {"op": s["op"], **where, "chain": chain}  # type: ignore[index]
-
-    culprit = site(report.get("culprit"))
-    if culprit is None:
-        return None
-    found: dict = {"culprit": culprit}
-    saved = site(report.get("saved_by"))
-    if saved is not None:
-        found["saved_by"] = saved
-    mods = report.get("modifications") if isinstance(report.get("modifications"), list) else []
-    found["modifications"] = [m for m in (site(m) for m in mods) if m is not None]
-    return found
-
-
-def _known(name: object, words: set[str], exception: bool = False) -> bool:
-    """A name the student may read for a hidden trial: one Python or torch defines, or one written in the
-    answer. A name made at run time (a class or function named after the inputs) is not."""
-    if not isinstance(name, str) or len(name) > 120 or not _NAME.fullmatch(name):
-        return False
-    if exception:
-        return name in _exception_names() or name in words
-    return name.startswith("torch.") or all(part in words or part in _python_names() for part in name.split("."))
-
-
-@functools.cache
-def _exception_names() -> frozenset[str]:
-    """The exception classes of Python and torch, as this (the grader's) process knows them."""
-    found, todo = set(), [BaseException]
-    while todo:
-        cls = todo.pop()
-        for sub in cls.__subclasses__():
-            if sub.__module__.split(".")[0] in ("builtins", "torch") and sub.__name__ not in found:
-                found.add(sub.__name__)
-                todo.append(sub)
-    return frozenset(found | {"BaseException", "SystemExit"})
-
-
-@functools.cache
-def _python_names() -> frozenset[str]:
-    return frozenset(dir(builtins))
+def _public(verdict: Verdict) -> Judged:
+    """A verdict found on public inputs (or a pass), with the facts its rule gave."""
+    if not isinstance(verdict, Failed):
+        return Judged(verdict)
+    cause = feedback.cause(verdict.error, explained(verdict.error)) if verdict.error is not None else None
+    return Judged(verdict, verdict.hidden, verdict.trial, cause)
 
 
 # --- the whole run --------------------------------------------------------------------------------------
 
 
-def _blocking_problem(report: RunReport) -> str | None:
-    """A problem that stops every check before it starts, in words the student can act on."""
+def _blocking_problem(report: RunReport) -> Cause | None:
+    """A problem that stops every check before it starts, in words the student can act on, with its facts."""
     if report.status is not None:
-        return f"{_RUN_FAILURES[report.status]}: {report.detail}"
-    if report.load_error is not None:
-        if report.load_error.type == "SyntaxError":
-            return (
-                f"Your answer has a syntax error at line {report.load_error.line}: "
-                f"{report.load_error.message}" + (f" (`{report.load_error.code.strip()}`)" if report.load_error.code else "")
-            )
-        return "Your answer cells raised while being defined. " + explain(report.load_error)
+        return Cause(say(_RUN_FAILURES[report.status], detail=report.detail), tampered=report.forged)
+    error = report.load_error
+    if error is not None:
+        if error.type == "SyntaxError":
+            code = say("syntax error code", code=error.code.strip()) if error.code else ""
+            return feedback.cause(error, say("syntax error", line=error.line, message=error.message, code=code))
+        return feedback.cause(error, say("raised while defined", explanation=feedback.describe(error)))
     if report.problems:
-        return " ".join(report.problems.values())
+        return Cause(" ".join(report.problems.values()))
     return None
 
 
@@ -259,11 +214,11 @@ def _status(report: RunReport, score: float, max_score: float) -> Status:
 
 
 def _summary(status: Status, score: float, max_score: float, blocked: str | None) -> str:
-    head = f"{score:g}/{max_score:g} points."
+    head = say("points", score=score, max_score=max_score)
     if status == Status.NOT_ATTEMPTED:
-        return head + " Not attempted yet: replace the TODO in the answer cells with your fix."
+        return say("summary not attempted", head=head)
     if blocked:
-        return f"{head} {blocked}"
+        return say("summary blocked", head=head, blocked=blocked)
     if status == Status.PASSED:
-        return head + " Every check passed."
-    return head + " See the failed checks below for what to fix."
+        return say("summary passed", head=head)
+    return say("summary failed", head=head)

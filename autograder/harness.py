@@ -18,11 +18,9 @@ from typing import Any
 import torch
 
 from .call import Call
-from .outcome import ErrorInfo, Outcome, RunReport, Trial
+from .outcome import ANSWER_FILE, ErrorInfo, Outcome, RunReport, Trial
 from .spec import INPLACE_ERROR, Exercise, Inputs
 
-ANSWER_FILE = "<answer>"
-"""The file name answer code is compiled under, so tracebacks can be located in it."""
 _seed = torch.random.manual_seed
 """Seeds each trial. Bound here, before any answer runs, and not torch.manual_seed: once torch has imported
 dynamo (an optimizer's first step does), that is a wrapper whose cached target lives on the function as a
@@ -131,7 +129,7 @@ def run_trial(exercise: Exercise, namespace: Mapping[str, Any], trial: Trial, in
     stream."""
     scenario = exercise.scenario(trial.scenario)
     device = torch.device(trial.device)
-    values = inputs[f"{trial.scenario}/{trial.dtype}"]
+    values = inputs[trial.input_key]
 
     def attempt(obs: dict[str, Any]) -> None:
         _seed(seed)

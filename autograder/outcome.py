@@ -11,7 +11,10 @@ from typing import Any
 
 import torch
 
-from .result import Status
+from .status import Status
+
+ANSWER_FILE = "<answer>"
+"""The file name answer code is compiled under: the file of its frames in an ErrorInfo and a culprit report."""
 
 
 @dataclass(frozen=True)
@@ -80,3 +83,4 @@ class RunReport:
     stdout: str = ""
     seconds: float = 0.0  # the run's wall clock, as its runner measured it (never the worker's own word)
     public_stdout: str | None = None  # what it printed before any hidden input reached it; None: unknown
+    forged: bool = False  # a report came back that the grader's harness did not sign: the code wrote its own

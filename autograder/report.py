@@ -7,7 +7,8 @@ import io
 from collections.abc import Iterable
 
 from .files import csv_cell
-from .result import Result, Status
+from .result import Result
+from .status import Status
 
 GRADEBOOK_FIELDS = ("submission", "exercise", "status", "score", "max_score", "execution_time", "results")
 

@@ -3,34 +3,34 @@ results.json gets it back through `Result.from_json`, never through guessed defa
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from .status import CHECK_STATUSES, Status
 
-class Status(str, enum.Enum):
-    """A submission's outcome; a check's is PASSED or FAILED. results.json holds the value. Only GRADER_ERROR
-    is the grader's fault; it is never a student's 0."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    NOT_ATTEMPTED = "not_attempted"
-    TIMED_OUT = "timed_out"
-    CRASHED = "crashed"
-    MALFORMED = "malformed"
-    GRADER_ERROR = "grader_error"
-
-    def __str__(self) -> str:
-        return self.value  # what an f-string, a CSV cell or a page writes, on every Python
-
-
-CHECK_STATUSES = (Status.PASSED, Status.FAILED)
-"""A check's outcome (TestResult.status)."""
-RUN_FAILURES = (Status.TIMED_OUT, Status.CRASHED, Status.MALFORMED)
-"""Why a run sent no report (outcome.RunReport.status): the submission's status is then the same."""
 TEXT_EXTRAS = ("stdout", "teacher_stdout", "grader_traceback", "submission_sha256", "submission_path")
 """The fields batch.py writes beside a Result's own (its `extra`), all text."""
+MAX_LINES = 16
+"""The most answer lines a cause names (where it was raised, the culprit): more is not a fact but noise."""
+
+
+@dataclass(frozen=True)
+class Cause:
+    """An error behind failed checks, said once. Checks that met the same error point to it (TestResult.cause),
+    so a page or a notebook explains it once and lists the checks after. Every fact a reader needs is a field
+    here; `text` is only ever shown, never searched."""
+
+    text: str
+    """The error explained in words (feedback.describe): what was raised, where, what it means, the culprit."""
+    error: str = ""
+    """The exception's class name ("" for a run that sent no report)."""
+    lines: tuple[int, ...] = ()
+    """The lines of the answer it names, in order: where it was raised, then the culprit's."""
+    op: str = ""
+    """The in-place operation the culprit locator named (`torch.Tensor.add_`), if it named one."""
+    tampered: bool = False
+    """The grader caught the code changing the grader or torch, or forging the worker's report."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,12 @@ class TestResult:
     output: str
     visibility: str  # "visible" (public check) or "after_due_date" (hidden check)
     description: str = ""
+    brief: str = ""
+    """A failure in a few words, without values (spec's Failed.hidden): what a page says beside a shared cause."""
+    trial: str = ""
+    """The key of the trial the failure was found in (`train/float32/cpu`; outcome.Trial.from_key), if one."""
+    cause: int | None = None
+    """The failure's error: an index into Result.causes, or None."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,15 @@ class Result:
     devices: tuple[str, ...] = ("cpu",)
     execution_time: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    causes: tuple[Cause, ...] = ()
+    """The errors behind the failures, each once, in the order the checks met them."""
+
+    @property
+    def tampered(self) -> bool:
+        return any(c.tampered for c in self.causes)
+
+    def cause_of(self, test: TestResult) -> Cause | None:
+        return self.causes[test.cause] if test.cause is not None else None
 
     def to_json(self) -> dict[str, Any]:
         """results.json: a superset of Gradescope's format (README, results.json). Statuses as plain strings."""
@@ -65,6 +80,7 @@ class Result:
         data["devices"] = list(self.devices)
         data["score"] = round(self.score, 4)
         data["execution_time"] = round(self.execution_time, 3)
+        data["causes"] = [{**asdict(c), "lines": list(c.lines)} for c in self.causes]
         extra = data.pop("extra")
         data.update(extra)
         return data
@@ -73,7 +89,9 @@ class Result:
     def from_json(cls, data: object) -> Result:
         """The inverse of to_json. A results.json may be anyone's (a submission can write one where the grader
         reads), so every field's type and bounds are checked: ValueError, naming the field, for anything
-        to_json would not have written. Other keys go back into `extra`, TEXT_EXTRAS checked as text."""
+        to_json would not have written. Other keys go back into `extra`, TEXT_EXTRAS checked as text. The fields
+        added since the first release (`causes`, and a test's `brief`, `trial`, `cause`) may be missing: a
+        results.json of an older grader reads back without them."""
         data = _object(data, _RESULT_FIELDS, "")
         tests = data["tests"]
         if not isinstance(tests, list):
@@ -81,6 +99,9 @@ class Result:
         devices = data["devices"]
         if not isinstance(devices, list) or not all(isinstance(d, str) for d in devices):
             raise ValueError("`devices`: a list of strings expected")
+        causes = data.get("causes", [])
+        if not isinstance(causes, list) or len(causes) > len(tests) + 1:
+            raise ValueError("`causes`: a list of at most one cause per check (and one for the run) expected")
         for key in TEXT_EXTRAS:
             if key in data:
                 _text(data, key, "")
@@ -92,24 +113,47 @@ class Result:
             score=_number(data, "score", "", round(max_score, 4)),  # to_json rounds the score, not its maximum
             max_score=max_score,
             output=_text(data, "output", ""),
-            tests=tuple(_check(t, f"tests[{i}].") for i, t in enumerate(tests)),
+            tests=tuple(_check(t, f"tests[{i}].", len(causes)) for i, t in enumerate(tests)),
             devices=tuple(devices),
             execution_time=_number(data, "execution_time", ""),
-            extra={k: v for k, v in data.items() if k not in _RESULT_FIELDS},
+            causes=tuple(_cause(c, f"causes[{i}].") for i, c in enumerate(causes)),
+            extra={k: v for k, v in data.items() if k not in _RESULT_FIELDS and k != "causes"},
         )
 
 
-_CHECK_FIELDS = tuple(f.name for f in fields(TestResult))
-_RESULT_FIELDS = tuple(f.name for f in fields(Result) if f.name != "extra")  # to_json writes `extra`'s keys instead
+_CHECK_FIELDS = ("name", "score", "max_score", "status", "output", "visibility", "description")
+"""A test's fields every results.json has; the others (TestResult's later ones) are optional."""
+_RESULT_FIELDS = tuple(f.name for f in fields(Result) if f.name not in ("extra", "causes"))  # extra: its keys instead
 
 
-def _check(data: object, where: str) -> TestResult:
+def _check(data: object, where: str, causes: int) -> TestResult:
     data = _object(data, _CHECK_FIELDS, where)
     max_score = _number(data, "max_score", where)
+    cause = data.get("cause")
+    if cause is not None and (isinstance(cause, bool) or not isinstance(cause, int) or not 0 <= cause < causes):
+        raise ValueError(f"`{where}cause`: null or the index of one of `causes` expected")
     return TestResult(name=_text(data, "name", where), score=_number(data, "score", where, max_score),
                       max_score=max_score, status=_status(data, "status", where, CHECK_STATUSES),
                       output=_text(data, "output", where), visibility=_text(data, "visibility", where),
-                      description=_text(data, "description", where))
+                      description=_text(data, "description", where), brief=_optional_text(data, "brief", where),
+                      trial=_optional_text(data, "trial", where), cause=cause)
+
+
+def _cause(data: object, where: str) -> Cause:
+    data = _object(data, ("text",), where)
+    lines = data.get("lines", [])
+    if not isinstance(lines, list) or len(lines) > MAX_LINES or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 < n < 1 << 31 for n in lines):
+        raise ValueError(f"`{where}lines`: a list of at most {MAX_LINES} line numbers expected")
+    tampered = data.get("tampered", False)
+    if not isinstance(tampered, bool):
+        raise ValueError(f"`{where}tampered`: true or false expected")
+    return Cause(text=_text(data, "text", where), error=_optional_text(data, "error", where), lines=tuple(lines),
+                 op=_optional_text(data, "op", where), tampered=tampered)
+
+
+def _optional_text(data: dict, key: str, where: str) -> str:
+    return _text(data, key, where) if key in data else ""
 
 
 def _object(data: object, fields: tuple[str, ...], where: str) -> dict:

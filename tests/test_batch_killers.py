@@ -29,8 +29,9 @@ from autograder.export import gradescope, lms
 from autograder.export.container import BundleConfig
 from autograder.export.graded import Graded
 from autograder.report import batch_gradebook_csv
-from autograder.result import Result, Status
+from autograder.result import Result
 from autograder.runner import InProcessRunner
+from autograder.status import Status
 from autograder.submission import MAX_BYTES
 from tests.conftest import solution_code
 

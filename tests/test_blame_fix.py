@@ -18,8 +18,8 @@ from autograder.blame import explain, locate, report_of
 from autograder.blame.suggest import suggest, suggest_from_line, suggestions
 from autograder.blame.verify import compare, reference, verify
 from autograder.exercises import get
-from autograder.export.html import culprit_lines
-from autograder.feedback import explain as feedback
+from autograder.feedback import cause
+from autograder.feedback import describe as feedback
 from autograder.harness import run_answer
 from autograder.outcome import ErrorInfo
 from tests.blame_cases import cases
@@ -116,7 +116,7 @@ def test_the_grader_suggests_from_the_reports_text_alone():
                       "an inplace operation: [torch.FloatTensor [3]] is at version 1", 7, "x", culprit=iadd)
     text = feedback(error)
     assert "A fix to try (line 3): `y += 1` -> `y = y + 1`." in text
-    assert culprit_lines(text) == [7, 3]  # the suggestion points at no other line of the answer
+    assert cause(error).lines == (7, 3)  # the suggestion points at no other line of the answer
 
 
 def test_a_students_failing_trial_gets_the_fix_in_its_feedback():

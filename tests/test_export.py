@@ -18,10 +18,11 @@ from autograder.export import container, gradescope, prairielearn
 from autograder.export.container import BundleConfig
 from autograder.export.source import ExportError
 from autograder.export.student_folder import grade_folder, not_submitted
-from autograder.result import Result, Status
+from autograder.result import Result
 from autograder.result import TestResult as Check  # not collected as a test class
 from autograder.runner import InProcessRunner
 from autograder.runner.pool import PoolError
+from autograder.status import Status
 from tests.conftest import ROOT, SOLUTIONS
 
 CLASS = ROOT / "samples" / "class"

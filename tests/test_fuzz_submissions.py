@@ -21,7 +21,8 @@ from autograder.batch import References, Settings, grade_batch
 from autograder.discover import SUFFIXES
 from autograder.exercises import EXERCISES
 from autograder.outcome import RunReport
-from autograder.result import Result, Status
+from autograder.result import Result
+from autograder.status import Status
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])

@@ -13,8 +13,8 @@ from autograder.grade import grade
 from autograder.harness import run_answer, run_reference
 from autograder.outcome import ErrorInfo, Outcome, RunReport
 from autograder.pipeline import judge
-from autograder.result import Status
 from autograder.spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
+from autograder.status import Status
 from autograder.submission import is_answer_cell
 from tests.conftest import SOLUTIONS, prepared
 

@@ -18,10 +18,11 @@ import pytest
 from autograder import cli as autograder_cli
 from autograder.exercises import EXERCISES
 from autograder.export.graded import Graded, load, scan, student_of
-from autograder.export.html import culprit_lines, root_cause, submission_page, tampering, write_report
+from autograder.export.html import root_cause, submission_page, tampering, write_report
 from autograder.export.lms import gradebook, student_gradebook_csv
-from autograder.result import Result, Status
+from autograder.result import Cause, Result
 from autograder.result import TestResult as Check  # not collected as a test class
+from autograder.status import Status
 from tests.browser import CHROMIUM, open_browser, serve, visit
 
 ATTACK = '<script>window.__pwned = 1; console.error("pwned")</script><img src=x onerror="window.__pwned = 2">'
@@ -44,38 +45,56 @@ def results_json(folder: Path, name: str, result: Result, path: Path | None = No
     return data
 
 
+DIV_ERROR = Cause("Your code raised RuntimeError at line 4 of your answer (`weight /= weight.norm()`).\nThe "
+                  "in-place change: `div_` at line 4 (`weight /= weight.norm()`).", "RuntimeError", (4,),
+                  "torch.Tensor.div_")
+
+
 def checks(passed: bool, attack: bool = False) -> tuple[Check, ...]:
-    message = "" if passed else "Backward failed: Your code raised RuntimeError at line 4 of your answer " \
-        "(`weight /= weight.norm()`).\nThe in-place change: `div_` at line 4 (`weight /= weight.norm()`)."
+    message = "" if passed else "Backward failed: " + DIV_ERROR.text
     return (
         Check("forward", 3, 3, Status.PASSED, "", "visible", "The output equals the intended math."),
         Check("backward runs", 3 if passed else 0, 3, Status.PASSED if passed else Status.FAILED,
-              message + (ATTACK if attack else ""), "visible", "backward runs"),
+              message + (ATTACK if attack else ""), "visible", "backward runs", "Backward failed",
+              "" if passed else "public/float32/cpu", None if passed else 0),
         Check("gradients", 4 if passed else 0, 4, Status.PASSED if passed else Status.FAILED,
               "" if passed else "Gradient: `grad weight` differs (in scenario 'batch', float32 on cpu).",
-              "after_due_date", "SECRET-HIDDEN-DESCRIPTION"),
+              "after_due_date", "SECRET-HIDDEN-DESCRIPTION", "Gradient: `grad weight` differs",
+              "" if passed else "batch/float32/cpu"),
     )
+
+
+def with_causes(result: Result) -> Result:
+    """The result with the causes its checks point to (DIV_ERROR, SAME_ERROR)."""
+    used = max((t.cause for t in result.tests if t.cause is not None), default=-1)
+    return replace(result, causes=(DIV_ERROR, SAME_ERROR)[:used + 1] if used >= 0 else ())
+
+
+SAME_ERROR = Cause(
+    "Your code raised RuntimeError: one of the variables needed for gradient computation has been modified by an "
+    "inplace operation: [torch.FloatTensor [2, 4]], which is output 0 of Relu, is at version 1; expected version 0 "
+    f"instead.\n{SHARED}\nThe line that broke autograd: `torch.Tensor.add_` at line 3 (`out += x`) changed a tensor "
+    "in place after `torch.relu` at line 2 (`out = x.relu()`) had saved it for backward.", "RuntimeError", (3,),
+    "torch.Tensor.add_")
 
 
 def same_error_checks() -> tuple[Check, ...]:
-    """Three checks failing on one error, as the grader words it (the tensor's shape changes per scenario)."""
-    def error(scenario: str, shape: str) -> str:
-        return (f"In scenario '{scenario}', float32 on cpu: Your code raised RuntimeError: one of the variables "
-                f"needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor "
-                f"[{shape}]], which is output 0 of Relu, is at version 1; expected version 0 instead.\n{SHARED}\n"
-                "The line that broke autograd: `torch.Tensor.add_` at line 3 (`out += x`) changed a tensor in "
-                "place after `torch.relu` at line 2 (`out = x.relu()`) had saved it for backward.")
+    """Three checks failing on one error (the grader gives them one Cause, whatever the tensor's shape)."""
+    def error(scenario: str) -> str:
+        return f"In scenario '{scenario}', float32 on cpu: {SAME_ERROR.text}"
 
     return (
         Check("forward", 2, 2, Status.PASSED, "", "visible", "forward"),
-        Check("backward runs", 0, 1, Status.FAILED, "Backward failed. " + error("public", "2, 4"), "visible", "b"),
-        Check("gradients", 0, 3, Status.FAILED, error("train", "3, 5"), "after_due_date", "g"),
-        Check("gradcheck", 0, 1, Status.FAILED, error("gradcheck", "2, 3"), "visible", "gc"),
+        Check("backward runs", 0, 1, Status.FAILED, "Backward failed. " + error("public"), "visible", "b",
+              "Backward failed", "public/float32/cpu", 1),
+        Check("gradients", 0, 3, Status.FAILED, error("train"), "after_due_date", "g", "", "train/float32/cpu", 1),
+        Check("gradcheck", 0, 1, Status.FAILED, error("gradcheck"), "visible", "gc", "", "gradcheck/float64/cpu", 1),
     )
 
 
-def result(exercise, status, score, tests=(), output=None):
-    return Result(exercise, "", Status(status), score, 10, output or f"{score:g}/10 points.", tests)
+def result(exercise, status, score, tests=(), output=None, causes=None):
+    made = Result(exercise, "", Status(status), score, 10, output or f"{score:g}/10 points.", tests)
+    return with_causes(made) if causes is None else replace(made, causes=causes)
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +116,12 @@ def graded_dir(tmp_path_factory):
     results_json(out, "data_trap_zed.py", result("data_trap", "malformed", 0, output="zed.py is empty."))
     results_json(out, "cleo__01_residual_add.ipynb", result("residual_add", "failed", 2, same_error_checks()))
     tamper = Check("forward", 0, 2, Status.FAILED, "Your code raised TamperError: your code replaced parts of the grader "
-                   "or of torch (torch.Tensor.backward)", "visible", "forward")
-    results_json(out, "mallory__01_residual_add.ipynb", result("residual_add", "failed", 0, (tamper,)))
+                   "or of torch (torch.Tensor.backward)", "visible", "forward", cause=0)
+    results_json(out, "mallory__01_residual_add.ipynb", result("residual_add", "failed", 0, (tamper,), causes=(
+        Cause(tamper.output, "TamperError", tampered=True),)))
     forged = "0/10 points. Your code crashed the process that ran it: the report did not come from the grader's harness"
-    results_json(out, "trudy__06_data_trap.ipynb", result("data_trap", "crashed", 0, output=forged))
+    results_json(out, "trudy__06_data_trap.ipynb", result("data_trap", "crashed", 0, output=forged,
+                                                          causes=(Cause(forged[13:], tampered=True),)))
     results_json(out, "Eve_Hack_7_assignsubmission_file_01_residual_add.ipynb",
                  result("residual_add", "passed", 10, checks(True)),
                  submission_path=f"moodle/{HOSTILE}_7_assignsubmission_file_01_residual_add.ipynb")
@@ -202,17 +223,6 @@ def test_lms_gradebook_keeps_the_best_of_two_submissions():
     assert row.total is None
 
 
-def test_culprit_lines_are_found_in_feedback():
-    from autograder.feedback import culprit_text  # the grader's own wording, so the two cannot drift
-
-    located = culprit_text({"culprit": {"op": "torch.Tensor.add_", "line": 3, "code": "y += 1"},
-                            "saved_by": {"op": "torch.relu", "line": 2, "code": "y = x.relu()"}})
-    text = "raised RuntimeError at line 7 of your answer (`x`).\n" + located
-    assert culprit_lines(text) == [7, 3]
-    assert culprit_lines("Your answer has a syntax error at line 2: invalid syntax") == [2]
-    assert culprit_lines("Gradient differs") == []
-
-
 def test_submission_page_escapes_everything_and_keeps_hidden_checks_hidden(report):
     page = (report / "submissions" / "dan__06_data_trap.py.html").read_text()
     assert "<script" not in page and "<img" not in page  # no markup from the submission survives
@@ -234,11 +244,10 @@ def test_culprit_line_without_the_file(graded_dir):
 
 def test_the_root_cause_is_shown_once_at_the_top(report):
     feedback = root_cause(result("residual_add", "failed", 2, same_error_checks()))
-    assert feedback.cause[0].startswith("Your code raised RuntimeError: one of the variables")
-    assert feedback.cause[1:] == [SHARED, feedback.cause[2]] and feedback.cause_checks == 3
+    assert feedback.cause == [SAME_ERROR.text] and feedback.cause_checks == 3 and feedback.cause_lines == [3]
     assert [t["contexts"] for t in feedback.tests] == [
-        [], ["Backward failed. In scenario 'public', float32 on cpu"], ["In scenario 'train', float32 on cpu"],
-        ["In scenario 'gradcheck', float32 on cpu"]]
+        [], ["Backward failed — scenario 'public', float32 on cpu"], ["scenario 'train', float32 on cpu"],
+        ["scenario 'gradcheck', float64 on cpu"]]
     assert all(t["output"] == "" for t in feedback.tests)  # nothing left that the top does not say
     for page in (report / "submissions" / "cleo__01_residual_add.ipynb.html", report / "students" / "cleo.html"):
         text = page.read_text()
@@ -246,29 +255,32 @@ def test_the_root_cause_is_shown_once_at_the_top(report):
         assert text.count("is at version 1; expected version 0") == 1, page
         assert "What went wrong (the same in 3 checks)" in text
         assert text.index("What went wrong") < text.index("backward runs")  # at the top, before the checks
-        assert "In scenario &#39;train&#39;, float32 on cpu: see “What went wrong” above." in text
+        assert "scenario &#39;train&#39;, float32 on cpu: see “What went wrong” above." in text
 
 
 def test_a_crash_says_its_cause_once(tmp_path):
     message = "Your code crashed the process that ran it: the process exited with status 0 before reporting"
-    tests = tuple(Check(name, 0, 2, Status.FAILED, message, "visible", "") for name in ("values", "same", "leaf"))
-    results_json(tmp_path, "frank__05_leaf_sgd.ipynb", result("leaf_sgd", "crashed", 0, tests, f"0/10 points. {message}"))
+    tests = tuple(Check(name, 0, 2, Status.FAILED, message, "visible", "", cause=0) for name in ("values", "same", "leaf"))
+    results_json(tmp_path, "frank__05_leaf_sgd.ipynb", result("leaf_sgd", "crashed", 0, tests, f"0/10 points. {message}",
+                                                              causes=(Cause(message),)))
     paths = write_report(tmp_path, tmp_path / "r")
     text = (paths["students"] / "frank.html").read_text()
     assert text.count(message) == 1 and "<p>0/10 points.</p>" in text
 
 
-def test_tampering_is_flagged():
-    def graded(status, output="", check=None):
+def test_tampering_is_a_fact_not_a_phrase():
+    def graded(status, output="", cause=None, check=None):
         return Result("residual_add", "x.py", status, 0, 10, output,
-                      (Check("forward", 0, 2, *check, "visible"),) if check else ())
+                      (Check("forward", 0, 2, *check, "visible", cause=0 if cause else None),) if check else (),
+                      causes=(cause,) if cause else ())
 
-    flagged = graded(Status.FAILED, check=(Status.FAILED, "raised TamperError: ..."))
-    replaced = graded(Status.FAILED, check=(Status.FAILED, "your code replaced parts of the grader"))
-    forged = graded(Status.CRASHED, "the report did not come from the grader's harness")
-    honest = graded(Status.CRASHED, "the process exited with status 0 before reporting")
-    passed_mention = graded(Status.PASSED, check=(Status.PASSED, "TamperError"))
-    assert [tampering(d) for d in (flagged, replaced, forged, honest, passed_mention)] == [True, True, True, False, False]
+    flagged = graded(Status.FAILED, cause=Cause("...", "TamperError", tampered=True), check=(Status.FAILED, "..."))
+    forged = graded(Status.CRASHED, "...", cause=Cause("...", tampered=True))
+    honest = graded(Status.CRASHED, "the report did not come from the grader's harness",
+                    Cause("the report did not come from the grader's harness"))
+    mentions = graded(Status.FAILED, cause=Cause("raised TamperError: your code replaced parts of the grader",
+                                                 "RuntimeError"), check=(Status.FAILED, "TamperError"))
+    assert [tampering(d) for d in (flagged, forged, honest, mentions)] == [True, True, False, False]
 
 
 def test_overview_page(report):

@@ -7,32 +7,54 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.result import CHECK_STATUSES, TEXT_EXTRAS, Result, Status
+from autograder.result import MAX_LINES, TEXT_EXTRAS, Cause, Result
 from autograder.result import TestResult as Check  # not collected as a test class
+from autograder.status import CHECK_STATUSES, Status
 
 
 def sample(status: Status = Status.FAILED) -> Result:
     return Result("residual_add", "ada.ipynb", status, 3, 10, "3/10 points.",
                   (Check("forward", 3, 3, Status.PASSED, "", "visible", "The output equals the math."),
-                   Check("gradients", 0, 7, Status.FAILED, "Gradient differs.", "after_due_date")),
-                  execution_time=1.5, extra={"stdout": "hi", "submission_sha256": "ab" * 32})
+                   Check("gradients", 0, 7, Status.FAILED, "Gradient differs.", "after_due_date", brief="differs",
+                         trial="train/float32/cpu", cause=0)),
+                  execution_time=1.5, extra={"stdout": "hi", "submission_sha256": "ab" * 32},
+                  causes=(Cause("Your code raised RuntimeError ...", "RuntimeError", (4, 7), "torch.Tensor.add_"),))
+
+
+FIRST_RELEASE = (
+    '{"exercise": "residual_add", "submission": "ada.ipynb", "status": "failed", "score": 3, "max_score": 10, '
+    '"output": "3/10 points.", "tests": [{"name": "forward", "score": 3, "max_score": 3, "status": "passed", '
+    '"output": "", "visibility": "visible", "description": "The output equals the math."}, {"name": "gradients", '
+    '"score": 0, "max_score": 7, "status": "failed", "output": "Gradient differs.", "visibility": '
+    '"after_due_date", "description": ""}], "devices": ["cpu"], "execution_time": 1.5, "stdout": "hi", '
+    '"submission_sha256": "' + "ab" * 32 + '"}')
+"""A results.json as the first release wrote it: Gradescope's fields and ours, before the facts were fields."""
 
 
 def read_back(result: Result) -> Result:
     return Result.from_json(json.loads(json.dumps(result.to_json())))
 
 
-def test_results_json_is_written_as_before():
+def test_results_json_is_written_as_before_with_the_facts_added():
     data = sample().to_json()
     assert json.dumps(data) == (
         '{"exercise": "residual_add", "submission": "ada.ipynb", "status": "failed", "score": 3, "max_score": 10, '
         '"output": "3/10 points.", "tests": [{"name": "forward", "score": 3, "max_score": 3, "status": "passed", '
-        '"output": "", "visibility": "visible", "description": "The output equals the math."}, {"name": "gradients", '
+        '"output": "", "visibility": "visible", "description": "The output equals the math.", "brief": "", '
+        '"trial": "", "cause": null}, {"name": "gradients", '
         '"score": 0, "max_score": 7, "status": "failed", "output": "Gradient differs.", "visibility": '
-        '"after_due_date", "description": ""}], "devices": ["cpu"], "execution_time": 1.5, "stdout": "hi", '
+        '"after_due_date", "description": "", "brief": "differs", "trial": "train/float32/cpu", "cause": 0}], '
+        '"devices": ["cpu"], "execution_time": 1.5, "causes": [{"text": "Your code raised RuntimeError ...", '
+        '"error": "RuntimeError", "lines": [4, 7], "op": "torch.Tensor.add_", "tampered": false}], "stdout": "hi", '
         '"submission_sha256": "' + "ab" * 32 + '"}')
     assert type(data["status"]) is str and all(type(t["status"]) is str for t in data["tests"])
     assert f"{Status.NOT_ATTEMPTED}" == str(Status.NOT_ATTEMPTED) == "not_attempted"  # in pages and CSV cells
+
+
+def test_a_results_json_of_the_first_release_reads_back_without_the_facts():
+    old = Result.from_json(json.loads(FIRST_RELEASE))
+    assert old.causes == () and [t.cause for t in old.tests] == [None, None] and old.tests[1].trial == ""
+    assert old.tests[1].output == "Gradient differs." and old.extra["stdout"] == "hi"
 
 
 @pytest.mark.parametrize("status", list(Status))
@@ -46,11 +68,15 @@ numbers = st.floats(min_value=0, max_value=1e6, allow_nan=False) | st.integers(m
 
 
 @st.composite
-def checks(draw) -> Check:
+def checks(draw, causes: int) -> Check:
     maximum = draw(numbers)
     return Check(draw(text), draw(st.floats(min_value=0, max_value=maximum)), maximum,
                  draw(st.sampled_from(CHECK_STATUSES)), draw(text), draw(st.sampled_from(["visible", "after_due_date"])),
-                 draw(text))
+                 draw(text), draw(text), draw(text), draw(st.none() | st.integers(0, causes - 1)) if causes else None)
+
+
+causes = st.builds(Cause, text, text, st.lists(st.integers(1, 10**6), max_size=MAX_LINES).map(tuple), text,
+                   st.booleans())
 
 
 @st.composite
@@ -58,9 +84,10 @@ def results(draw) -> Result:
     maximum = draw(numbers)
     extra = draw(st.dictionaries(st.sampled_from(TEXT_EXTRAS), text))
     extra.update(draw(st.dictionaries(st.sampled_from(["note", "culprit"]), st.none() | st.integers() | text)))
+    found = tuple(draw(st.lists(causes, max_size=3)))
+    tests = tuple(draw(st.lists(checks(len(found)), min_size=max(0, len(found) - 1), max_size=4)))
     return Result(draw(text), draw(text), draw(st.sampled_from(list(Status))), draw(st.floats(0, maximum)), maximum,
-                  draw(text), tuple(draw(st.lists(checks(), max_size=4))), tuple(draw(st.lists(text, max_size=3))),
-                  draw(numbers), extra)
+                  draw(text), tests, tuple(draw(st.lists(text, max_size=3))), draw(numbers), extra, found)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
@@ -70,6 +97,7 @@ def test_from_json_is_the_inverse_of_to_json(result):
     again = Result.from_json(json.loads(text))
     assert json.dumps(again.to_json()) == text  # the file reads back and writes out byte for byte the same
     assert again.tests == result.tests and again.extra == result.extra and again.status == result.status
+    assert again.causes == result.causes
 
 
 GOOD = sample().to_json()
@@ -103,6 +131,17 @@ BAD = [
     ({**GOOD, "stdout": 3}, "`stdout`: a string expected, not int"),
     ({**GOOD, "submission_path": ["/etc/passwd"]}, "`submission_path`: a string expected"),
     ({**GOOD, "grader_traceback": None}, "`grader_traceback`: a string expected"),
+    ({**GOOD, "causes": "one"}, "`causes`: a list of at most one cause per check"),
+    ({**GOOD, "causes": [{"text": "x"}] * 4}, "`causes`: a list of at most one cause per check"),
+    ({**GOOD, "causes": [{"error": "x"}]}, "`causes[0].text`: missing"),
+    ({**GOOD, "causes": [{"text": "x", "lines": [0]}]}, "`causes[0].lines`: a list of at most 16 line numbers"),
+    ({**GOOD, "causes": [{"text": "x", "lines": list(range(1, 40))}]}, "`causes[0].lines`"),
+    ({**GOOD, "causes": [{"text": "x", "lines": [True]}]}, "`causes[0].lines`"),
+    ({**GOOD, "causes": [{"text": "x", "tampered": "yes"}]}, "`causes[0].tampered`: true or false expected"),
+    ({**GOOD, "tests": [GOOD["tests"][0], {**GOOD["tests"][1], "cause": 1}]},
+     "`tests[1].cause`: null or the index of one of `causes` expected"),
+    ({**GOOD, "tests": [GOOD["tests"][0], {**GOOD["tests"][1], "cause": True}]}, "`tests[1].cause`"),
+    ({**GOOD, "tests": [{**GOOD["tests"][0], "trial": 3}]}, "`tests[0].trial`: a string expected"),
 ]
 
 

@@ -13,6 +13,7 @@ for references/capstone.py (never installed) to say: nothing in this package doe
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -212,8 +213,8 @@ def _after_one_step() -> Rule:
                 continue
             if any(pair.got.error is not None for pair in ev.pairs()):
                 return verdict  # an error stopped it: its explanation says what to do
-            hidden = verdict.hidden if isinstance(verdict, Failed) else "This check failed"
-            return failed(f"{verdict.message} {hint}", f"{hidden.rstrip('.')}. {hint}")
+            found = verdict if isinstance(verdict, Failed) else failed(verdict.message, "This check failed")
+            return replace(found, message=f"{found.message} {hint}", hidden=f"{found.hidden.rstrip('.')}. {hint}")
         return PASS
 
     return Rule(evaluate, TRAINING, (LOSS.key(1), AFTER[1]))

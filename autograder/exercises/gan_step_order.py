@@ -368,7 +368,7 @@ def _runs(ev: Evidence) -> Verdict:
         else:
             hint = ""
         return checks.failed(f"The training step failed. In {pair.label}: {checks.explained(error)}{hint}",
-                             f"The training step failed.{hint}")
+                             f"The training step failed.{hint}", trial=pair.trial, error=error)
     return PASS
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -363,7 +364,8 @@ def _honest_gradients(scenarios: tuple[str, ...]) -> Rule:
                         "\n" + (HONEST_HINT if _SAYS_IN_PLACE.search(error.message) else UNPACKED_HINT))
                 return failed(f"In {pair.label}, an honest program failed under your hooks. "
                               f"{checks.explained(error)}{hint}",
-                              "An honest program (it changes nothing after it was saved) failed under your hooks")
+                              "An honest program (it changes nothing after it was saved) failed under your hooks",
+                              trial=pair.trial, error=error)
         return gradients(ev)
 
     return Rule(evaluate, scenarios, (GRAD,))
@@ -377,7 +379,8 @@ def _catches(scenarios: tuple[str, ...]) -> Rule:
             got, change = pair.got.values, CHANGES[pair.trial.scenario]
             if RAISED not in got:
                 found = checks.missing(ev, pair, RAISED, "the outcome of backward")
-                return failed(f"{found.message} (the program: {change})", f"In the program where {change}: {found.hidden}")
+                return replace(found, message=f"{found.message} (the program: {change})",
+                               hidden=f"In the program where {change}: {found.hidden}")
             if got[RAISED] == NOTHING:
                 return failed(
                     f"In {pair.label}: {change}, and backward ran without an error under your hooks. PyTorch skips "

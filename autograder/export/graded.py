@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from ..files import RefusedFile, read_bounded
-from ..result import Result, Status
+from ..result import Result
+from ..status import Status
 from .source import ExportError
 
 UNKNOWN_STUDENT = "(unknown)"

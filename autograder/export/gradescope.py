@@ -20,7 +20,8 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from ..result import Result, Status
+from ..result import Result
+from ..status import Status
 from .container import (
     CONFIG_NAME,
     STUDENT_USER,

@@ -34,9 +34,12 @@ from pathlib import Path
 
 import jinja2
 
+from ..evidence import label as trial_label
 from ..exercises import EXERCISES
 from ..files import RefusedFile, read_bounded, write_atomically
-from ..result import Result, Status
+from ..outcome import Trial
+from ..result import Result
+from ..status import Status
 from ..submission import MAX_BYTES as MAX_SUBMISSION_BYTES
 from ..submission import SubmissionError, answer_code
 from . import plots
@@ -57,12 +60,6 @@ from .lms import (
 from .source import ExportError
 from .templates import BASE, MACROS, OVERVIEW, STUDENT, SUBMISSION, TABLE
 
-CULPRIT_PATTERNS = (
-    re.compile(r"at line (\d+) of your answer"),
-    re.compile(r"The line that broke autograd: `[^`]*` at line (\d+)"),
-    re.compile(r"syntax error at line (\d+)"),
-)
-"""How the grader's feedback (feedback.py, grade.py) names a line of the student's answer."""
 TOP_CHECKS = 10
 FILE_MODE = 0o644
 """Reports are for others to read (a teaching assistant, a web server): not mkstemp's 0600."""
@@ -90,11 +87,6 @@ SEVERITY = (Status.GRADER_ERROR, Status.CRASHED, Status.TIMED_OUT, Status.MALFOR
 RAN = (Status.FAILED, Status.PASSED)
 """A submission whose checks ran: which of them failed says something."""
 
-TAMPER_MARKERS = ("TamperError", "replaced parts of the grader", "replaced parts of torch")
-"""What the grader's guard (runner/guard.py, harness.py) writes in a check it failed for tampering."""
-FORGED_REPORT = "did not come from the grader's harness"
-"""What runner/pool.py writes when a submission wrote a report of its own."""
-
 _ENV = jinja2.Environment(
     loader=jinja2.DictLoader({"base.html": BASE, "macros.html": MACROS, "submission.html": SUBMISSION,
                               "student.html": STUDENT, "overview.html": OVERVIEW, "table.html": TABLE}),
@@ -102,12 +94,6 @@ _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
 )
 _ENV.globals.update(codes=CODES, labels=LABELS, meanings=MEANINGS)
-
-
-def culprit_lines(text: str) -> list[int]:
-    """The answer lines a piece of feedback points at, in order, without repeats."""
-    found = [int(m.group(1)) for pattern in CULPRIT_PATTERNS for m in pattern.finditer(text)]
-    return sorted(set(found), key=found.index)
 
 
 def answer_lines(result: Result) -> list[str] | None:
@@ -151,86 +137,58 @@ def student_pages(students: list[str]) -> dict[str, str]:
 
 # ---- one submission -----------------------------------------------------------------------------------------
 
-_CONTEXT = re.compile(r"^(?P<context>(?:[^.\n]{1,80}\. )?In scenario '[^'\n]*', [^:\n]*?): (?P<rest>\S.*)$")
-_TENSOR = re.compile(r"\[torch\.\w+ \[[\d, ]*\]\]")
-
-
-def _split(line: str) -> tuple[str, str]:
-    """(the scenario a line of feedback is about, what it says), e.g. ("In scenario 'train', float32 on cpu",
-    "Your code raised RuntimeError: ...")."""
-    m = _CONTEXT.match(line)
-    return (m.group("context"), m.group("rest")) if m else ("", line)
-
-
-def _key(line: str) -> str:
-    return _TENSOR.sub("[tensor]", _split(line)[1].strip())  # the same error on a tensor of another shape
-
-
 @dataclass
 class Feedback:
     summary: str
     cause: list[str] = field(default_factory=list)
     cause_checks: int = 0
+    cause_lines: list[int] = field(default_factory=list)
     tests: list[dict] = field(default_factory=list)
 
 
 def root_cause(result: Result) -> Feedback:
-    """The submission's feedback with what several failed checks say in common (the root cause) taken out
-    of each check and of the summary, to be shown once, at the top."""
-    outputs = [t.output if t.status == Status.FAILED else "" for t in result.tests]
-    seen = Counter(k for out in outputs for k in {_key(line) for line in out.splitlines() if line.strip()})
-    common = {k for k, n in seen.items() if n >= 2}
-    cause: list[str] = []
-    cause_keys: set[str] = set()
-    cleaned = []
-    for out in outputs:
-        kept, contexts, same = [], [], False
-        for line in out.splitlines():
-            key = _key(line) if line.strip() else ""
-            if key in common:
-                same = True
-                context, rest = _split(line)
-                if key not in cause_keys:
-                    cause_keys.add(key)
-                    cause.append(rest)
-                if context:
-                    contexts.append(context)
-            else:
-                kept.append(line)
-        cleaned.append({"output": "\n".join(kept).strip(), "contexts": contexts, "same_cause": same})
+    """The submission's feedback with the errors that several failed checks met (Result.causes) taken out, to
+    be shown once, at the top; each of those checks then says only in a few words where it met one."""
+    failed = [t for t in result.tests if t.status == Status.FAILED]
+    met = Counter(t.cause for t in failed if t.cause is not None)
+    shared = [i for i in sorted(met) if met[i] >= 2]
+    tests = []
+    for t in result.tests:
+        same = t.status == Status.FAILED and t.cause in shared
+        where = trial_label(Trial.from_key(t.trial)) if t.trial else ""
+        tests.append({"output": "" if same else t.output, "same_cause": same,
+                      "contexts": [" — ".join(x for x in (t.brief.rstrip("."), where) if x)] if same else [],
+                      "lines": list(result.causes[t.cause].lines) if t.cause is not None and not same else []})
     summary = result.output
-    for line in cause:
-        summary = summary.replace(line, "")
-    return Feedback(re.sub(r"\s+\n|\n\s+", "\n", summary).strip(), cause,
-                    sum(1 for c in cleaned if c["same_cause"]), cleaned)
+    for i in shared:
+        summary = summary.replace(result.causes[i].text, "")
+    lines = [n for i in shared for n in result.causes[i].lines]
+    return Feedback(summary.strip(), [result.causes[i].text for i in shared], sum(met[i] for i in shared),
+                    list(dict.fromkeys(lines)), tests)
 
 
 def tampering(result: Result) -> bool:
-    """Whether the grader flagged the submission for tampering: a failed check about it, or a crash whose
-    report did not come from the grader's harness."""
-    texts = [t.output for t in result.tests if t.status == Status.FAILED]
-    if any(marker in text for text in texts for marker in TAMPER_MARKERS):
-        return True
-    return result.status == Status.CRASHED and any(FORGED_REPORT in text for text in [result.output, *texts])
+    """Whether the grader flagged the submission for tampering: it changed the grader or torch, or forged the
+    worker's report (result.Cause.tampered)."""
+    return result.tampered
 
 
 def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool) -> dict:
     """What a page shows of one submission; `teacher=False` leaves out what only a teacher should see."""
     result = graded.result
     feedback = root_cause(result)
-    cause_lines = culprit_lines("\n".join(feedback.cause))
+    cause_lines = feedback.cause_lines
     tests, culprits = [], set(cause_lines)
-    for t, cleaned in zip(result.tests, feedback.tests):
-        lines = culprit_lines(t.output) if t.status == Status.FAILED else []
-        culprits.update(lines)
+    for t, shown in zip(result.tests, feedback.tests):
+        culprits.update(shown["lines"])
         hidden = t.visibility != "visible"
         tests.append({
             "name": t.name, "status": t.status, "hidden": hidden, "score": number(t.score),
             "max_score": number(t.max_score),
             "description": "" if hidden else t.description,  # hidden: pass/fail and message only
-            "lines": [n for n in lines if n not in cause_lines], **cleaned,
+            **shown, "lines": [n for n in shown["lines"] if n not in cause_lines],
         })
-    culprits.update(culprit_lines(result.output))
+    culprits.update(n for c in result.causes for n in c.lines if not c.tampered)
     status = result.status
     summary = feedback.summary
     if status == Status.GRADER_ERROR and not teacher:

@@ -51,7 +51,7 @@ from pathlib import Path
 
 from ..exercises import EXERCISES
 from ..files import RefusedFile, csv_cell, read_bounded
-from ..result import Status
+from ..status import Status
 from .graded import Graded
 from .source import ExportError
 

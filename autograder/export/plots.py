@@ -18,7 +18,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from ..result import Status
+from ..status import Status
 
 WIDTH = 10.0  # inches: about the page's width
 STYLE = {  # status -> (label, face colour, hatch)

@@ -24,7 +24,8 @@ from dataclasses import replace
 from html import escape
 from pathlib import Path
 
-from ..result import Result, Status
+from ..result import Result
+from ..status import Status
 from .container import (
     CONFIG_NAME,
     STUDENT_USER,

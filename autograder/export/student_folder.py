@@ -10,8 +10,9 @@ from pathlib import Path
 
 from ..batch import exercise_from_name, find_submissions, grade_file, malformed
 from ..exercises import EXERCISES
-from ..result import Result, Status
+from ..result import Result
 from ..runner import Runner
+from ..status import Status
 from ..submission import SubmissionError, answer_code
 from .container import BundleConfig
 

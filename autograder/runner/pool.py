@@ -236,7 +236,7 @@ class Slot:
         if not hmac.compare_digest(frame[:len(token)], token):
             return RunReport(Status.CRASHED, "the report did not come from the grader's harness: your code wrote on "
                              "the grader's report channel, or ended the process before the harness could report",
-                             stdout=stdout, seconds=seconds, public_stdout=public)
+                             stdout=stdout, seconds=seconds, public_stdout=public, forged=True)
         try:
             report = _decode(frame[len(token):], job)
         except WireError as e:

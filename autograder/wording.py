@@ -1,0 +1,71 @@
+"""The grader's own sentences, each a named template in one place.
+
+Feedback is prose rendered from facts (an ErrorInfo, a Trial, a culprit report); nothing reads the prose back:
+the facts a page, an LMS export or the workshop needs travel as fields of the Result (result.Cause,
+TestResult.trial). So any template here may be reworded freely; `tests/test_rewording.py` swaps every one of
+them and shows that reports, exports and the workshop still show the same facts.
+
+Each template is a `str.format` string; `say(name, **fields)` fills it.
+"""
+
+from __future__ import annotations
+
+TEMPLATES: dict[str, str] = {
+    # a trial, as a message names it (evidence.label)
+    "trial": "scenario '{scenario}', {dtype} on {device}",
+    # an error, explained (feedback.describe)
+    "not attempted": "Not attempted yet: the answer still raises NotImplementedError.",
+    "raised": "Your code raised {type}{where}: {message}",
+    "raised where": " at line {line} of your answer",
+    "raised code": " (`{code}`)",
+    "inplace meaning": (
+        "\nWhat it means: PyTorch saved a tensor during the forward pass because backward needs it, and something "
+        "changed that tensor in place before backward ran (its version counter moved on). Find the in-place "
+        "operation (`+=`, `x[...] = ...`, a `*_()` method, `inplace=True`) that writes to a tensor an "
+        "earlier operation saved, and make it out of place (`out = out + x`) or work on a `clone()`."),
+    "leaf meaning": (
+        "\nWhat it means: A tensor created by you with `requires_grad=True` (a leaf, such as a parameter) was "
+        "changed in place while autograd was recording. Update parameters inside `torch.no_grad()`, or compute a "
+        "new tensor instead of changing the leaf."),
+    "culprit": "The line that broke autograd: {culprit} changed a tensor in place{saved}.",
+    "culprit saved": " after {saved_by} had saved it for backward",
+    "site": "`{op}`",
+    "site line": " at line {line}",
+    "site file": " of {file}",
+    "site code": " (`{code}`)",
+    "site unseen": "an operation the locator could not see",
+    "fix in words": "How to fix it: {why}",
+    "fix": "A fix to try (line {line}): `{before}` -> `{after}`. Why: {why}",
+    # what stops every check (grade.py)
+    "timed out": "Your code did not finish within the time limit: {detail}",
+    "crashed": "Your code crashed the process that ran it: {detail}",
+    "malformed": "The submission could not be read: {detail}",
+    "syntax error": "Your answer has a syntax error at line {line}: {message}{code}",
+    "syntax error code": " (`{code}`)",
+    "raised while defined": "Your answer cells raised while being defined. {explanation}",
+    # a check on hidden inputs (grade.py)
+    "hidden": "{what} (on hidden inputs: {trial}).",
+    "hidden failed": "This check failed",
+    "hidden unjudged": "This check could not judge what your code produced",
+    "could not check": "Could not check this: {type}: {message}",
+    "message not shown": "its message is not shown, as it may describe the hidden inputs",
+    "rest not shown": "(the rest of its message is not shown: it may describe the hidden inputs)",
+    "class made at run time": "an exception (of a class made at run time)",
+    # a submission's summary line (grade.py)
+    "points": "{score:g}/{max_score:g} points.",
+    "summary not attempted": "{head} Not attempted yet: replace the TODO in the answer cells with your fix.",
+    "summary blocked": "{head} {blocked}",
+    "summary passed": "{head} Every check passed.",
+    "summary failed": "{head} See the failed checks below for what to fix.",
+    # observations (checks.py)
+    "in trial": "In {trial}: {explanation}",
+    "not observed": "In {trial}: `{key}` was not observed (did your code return early or return None?).",
+    "mismatch": "{what}: `{key}` {problem}, in {trial}.",
+    "step failed": "{what} failed. In {trial}: {explanation}",
+    "does not hold": "{failure} (in {trial}).",
+}
+
+
+def say(name: str, **fields: object) -> str:
+    """The template `name`, filled with `fields`."""
+    return TEMPLATES[name].format(**fields)
