@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from .discover import find_submissions, named_submissions, submission_name  # noqa: F401
+from .discover import named_submissions
 from .exercises import EXERCISES, get
 from .files import RefusedFile, json_text, plain_data, read_bounded, safe_text, write_atomically
+from .gradebook import batch_gradebook_csv
 from .outcome import RunReport
 from .pipeline import Prepared, judge, prepare, run
-from .report import batch_gradebook_csv
 from .result import Result
 from .runner import Runner
 from .settings import Settings
@@ -60,7 +60,7 @@ def malformed(submission: str, exercise: str, message: str, max_score: float) ->
                   max_score=max_score, output=message)
 
 
-class References:
+class Preparations:
     """Each exercise's Prepared (pipeline.prepare: trials, inputs, reference outcomes) under the batch's
     settings, made once per batch: every submission of an exercise gets the same inputs, public and hidden.
     The reference runs here, in this process, which never runs student code. `make_in_background()` makes them all in
@@ -79,7 +79,7 @@ class References:
             return self._made[exercise.id]
 
     def make_in_background(self, exercise_ids: Iterable[str]) -> threading.Thread:
-        """Starts making the references of these exercises in a thread; `get` waits for each as needed."""
+        """Starts preparing these exercises (their references above all) in a thread; `get` waits for each as needed."""
 
         def make() -> None:
             for exercise_id in exercise_ids:
@@ -93,7 +93,7 @@ class References:
         return thread
 
 
-def grade_file(path: Path, name: str, settings: Settings, runner: Runner, references: References | None = None) -> Result:
+def grade_file(path: Path, name: str, settings: Settings, runner: Runner, preparations: Preparations | None = None) -> Result:
     """One submission, whatever state it is in, to a Result. Never raises: a file that cannot be graded is
     `malformed` (with a message the student can act on), and any other exception, the grader's fault, is
     `grader_error` with its traceback kept (never a 0 for the student)."""
@@ -101,12 +101,12 @@ def grade_file(path: Path, name: str, settings: Settings, runner: Runner, refere
     hint = settings.exercise
     try:
         hint = settings.exercise or exercise_from_name(path)
-        return _grade_file(path, name, settings, runner, references, hint, start)
+        return _grade_file(path, name, settings, runner, preparations, hint, start)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
         return grader_error(name, hint, e)
 
 
-def _grade_file(path: Path, name: str, settings: Settings, runner: Runner, references: References | None,
+def _grade_file(path: Path, name: str, settings: Settings, runner: Runner, preparations: Preparations | None,
                 hint: str | None, start: float) -> Result:
     try:
         answer = answer_code(path)
@@ -128,7 +128,7 @@ def _grade_file(path: Path, name: str, settings: Settings, runner: Runner, refer
                          _max(hint))
     exercise = get(exercise_id)
     try:
-        prepared = (references or References(settings)).get(exercise)
+        prepared = (preparations or Preparations(settings)).get(exercise)
         report = run(exercise, answer.code, prepared, runner, settings.timeout)
         result = judge(exercise, prepared, report, submission=name, answer=answer.code)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
@@ -207,9 +207,11 @@ def grade_batch(
     runner: Runner,
     jobs: int = 1,
     on_done: Callable[[str, dict, bool], None] | None = None,
-    references: References | None = None,
+    preparations: Preparations | None = None,
+    found: tuple[list[Path], list[str]] | None = None,
 ) -> list[dict]:
-    """Grades every submission under `paths` into `out`; returns the results as written, in order.
+    """Grades every submission under `paths` into `out`; returns the results as written, in order. `found`: the
+    files under `paths` and their unique names (discover.named_submissions), where the caller has them already.
 
     Every file gets exactly one verdict: grade_file never raises, and a worker that does anyway (the disk
     is full, say) gives its file a grader_error. gradebook.csv is written at the end, whatever happened
@@ -218,7 +220,7 @@ def grade_batch(
     rows: dict[str, dict] = {}
     names: list[str] = []
     try:
-        files, names = named_submissions(paths, exclude=[out])
+        files, names = found if found is not None else named_submissions(paths, exclude=[out])
         todo = []
         for path, name in zip(files, names):
             digest = file_hash(path)
@@ -229,10 +231,10 @@ def grade_batch(
             else:
                 todo.append((path, name, digest))
 
-        references = references or References(settings)
+        preparations = preparations or Preparations(settings)
 
         def work(path: Path, name: str, digest: str | None) -> dict:
-            return _record(out, path, name, digest, grade_file(path, name, settings, runner, references))
+            return _record(out, path, name, digest, grade_file(path, name, settings, runner, preparations))
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {pool.submit(work, *item): item for item in todo}
@@ -242,12 +244,11 @@ def grade_batch(
                     data = future.result()
                 except Exception as e:  # noqa: BLE001 - its own verdict; the batch goes on
                     failed = grader_error(name, settings.exercise or exercise_from_name(path), e)
-                    data = plain_data({**failed.to_json(), "submission_sha256": digest or "unreadable",
-                                       "submission_path": str(path)})
                     try:
-                        write_atomically(out / name / "results.json", json_text(data))
-                    except Exception:  # noqa: BLE001 - the gradebook row says what happened
-                        pass
+                        data = _record(out, path, name, digest, failed)
+                    except Exception:  # noqa: BLE001 - the disk: the gradebook row says what happened
+                        data = plain_data({**failed.to_json(), "submission_sha256": digest or "unreadable",
+                                           "submission_path": safe_text(str(path))})
                 rows[name] = data
                 _notify(on_done, name, data, False)
     finally:

@@ -64,7 +64,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not p.exists()]
     if missing:
         return _usage(f"no such file or folder: {', '.join(map(str, missing))}")
-    files, _ = named_submissions(args.paths, exclude=[args.out])  # unique names: clashing files all graded
+    found = named_submissions(args.paths, exclude=[args.out])  # unique names: clashing files all graded
+    files = found[0]
     if not files:
         return _usage("no .ipynb or .py submissions found under " + ", ".join(map(str, args.paths)))
     try:
@@ -73,14 +74,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except PoolError as e:
         return _error(e)
     with pool:
-        return _grade(args, pool, files)
+        return _grade(args, pool, found)
 
 
-def _grade(args: argparse.Namespace, pool: WarmPool, files: list[Path]) -> int:
+def _grade(args: argparse.Namespace, pool: WarmPool, found: tuple[list[Path], list[str]]) -> int:
     """`grade`, once its workers are starting: torch, the references, then the batch."""
     import torch
 
-    from .batch import References, Settings, exercise_from_name, grade_batch
+    from .batch import Preparations, Settings, exercise_from_name, grade_batch
     from .exercises import EXERCISES
     from .runner.pool import PoolError
 
@@ -91,11 +92,12 @@ def _grade(args: argparse.Namespace, pool: WarmPool, files: list[Path]) -> int:
     settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
                         salt=os.environ.get("AUTOGRADER_SALT", Settings.salt))
     console = _console()
-    references = References(settings)
+    preparations = Preparations(settings)
     # while the workers start: the references of the exercises the files' names point to (any other one is
     # made when a submission first needs it; making all twelve would take the cores from the workers)
+    files = found[0]
     named = {exercise_from_name(p) for p in files}
-    references.make_in_background([args.exercise] if args.exercise else [e for e in EXERCISES if e in named])
+    preparations.make_in_background([args.exercise] if args.exercise else [e for e in EXERCISES if e in named])
     try:
         pool.ready()
     except PoolError as e:
@@ -111,7 +113,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, files: list[Path]) -> int:
             progress.update(task, advance=1, description=f"{name}{' (already graded)' if reused else ''}")
 
         results = grade_batch(args.paths, args.out, settings, pool, jobs=args.jobs, on_done=done,
-                              references=references)
+                              preparations=preparations, found=found)
     _summary(console, results, args.out)
     return 1 if any(r.get("status") == "grader_error" for r in results) else 0
 
@@ -188,7 +190,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
-    from .report import feedback_text
+    from .feedback_text import feedback_text
     from .runner.pool import PoolError
     from .status import Status
 
@@ -313,15 +315,15 @@ def _blame_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _export_arguments(p: argparse.ArgumentParser) -> None:
-    from .export.cli import configure_export
+    from .platforms import export
 
-    configure_export(p)
+    export.configure(p)
 
 
 def _report_arguments(p: argparse.ArgumentParser) -> None:
-    from .export.cli import configure_report
+    from .reports import cli
 
-    configure_report(p)
+    cli.configure(p)
 
 
 def _workshop_arguments(p: argparse.ArgumentParser) -> None:
@@ -338,7 +340,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "assign": ("write exercises/ from solutions/", _assign_arguments),
     "publish": ("write the self-check's public inputs and expected outcomes from references/", _publish_arguments),
     "blame": ("run a script and name the line that modified a tensor saved for backward", _blame_arguments),
-    "export": ("bundles for grading platforms (Gradescope, PrairieLearn)", _export_arguments),
+    "export": ("a bundle for a grading platform (autograder/platforms/: Gradescope, PrairieLearn)", _export_arguments),
     "report": ("HTML feedback per student and submission, a class overview, gradebooks for a spreadsheet and for "
                "Canvas or Moodle", _report_arguments),
     "workshop": ("a live view of a workshop room (serve)", _workshop_arguments),

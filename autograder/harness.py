@@ -18,8 +18,9 @@ from typing import Any
 import torch
 
 from .call import Call
+from .messages import INPLACE_ERROR
 from .outcome import ANSWER_FILE, ErrorInfo, Outcome, RunReport, Trial
-from .spec import INPLACE_ERROR, Exercise, Inputs
+from .spec import Exercise, Inputs
 
 _seed = torch.random.manual_seed
 """Seeds each trial. Bound here, before any answer runs, and not torch.manual_seed: once torch has imported
@@ -209,14 +210,3 @@ def run_steps(steps: Steps) -> RunReport:
 def run_answer(exercise: Exercise, code: str, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs]) -> RunReport:
     """Loads answer code and runs every trial, in order, in this process."""
     return run_steps(answer_steps(exercise, code, trials, (), inputs))
-
-
-def run_reference(exercise: Exercise, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs],
-                  reference: Mapping[str, Any] | None = None) -> dict[str, Outcome]:
-    """The reference's observations on the CPU, for every scenario and dtype among `trials`. The reference
-    is references/<id>.py (ReferencesMissing where it is not installed) unless `reference` is given."""
-    from .reference_store import load_reference  # only the grader loads references; workers import this module too
-
-    namespace = load_reference(exercise.id) if reference is None else reference
-    cpu = tuple(dict.fromkeys(Trial(t.scenario, t.dtype, "cpu") for t in trials))
-    return run_trials(exercise, namespace, cpu, inputs, filename="<reference>", culprit_frames="<reference>")

@@ -6,6 +6,7 @@ plain tensors, numbers and strings, never objects the submission made.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,51 @@ class ErrorInfo:
     @property
     def not_attempted(self) -> bool:
         return self.type == "NotImplementedError"
+
+    def to_plain(self) -> dict[str, Any]:
+        """As JSON: the worker's report and the shipped public data both carry errors so."""
+        return {"type": self.type, "message": self.message, "line": self.line, "code": self.code,
+                "culprit": self.culprit}
+
+    @classmethod
+    def from_plain(cls, data: object) -> ErrorInfo:
+        """The inverse of to_plain, for data anyone may have written (a worker that ran student code): every
+        field's type checked, texts cut to MAX_TEXT, the culprit kept only as small plain JSON. ValueError
+        names what is wrong."""
+        if not isinstance(data, dict):
+            raise ValueError("an error must be an object")
+        line, code = data.get("line"), data.get("code")
+        if line is not None and (isinstance(line, bool) or not isinstance(line, int)):
+            raise ValueError("an error's line must be an integer")
+        return cls(_text(data.get("type")), _text(data.get("message", "")), line,
+                   None if code is None else _text(code), _culprit(data.get("culprit")))
+
+
+MAX_TEXT = 4000
+"""The longest text of an error kept (its message, its line)."""
+MAX_CULPRIT = 20_000
+"""The largest culprit report kept, as JSON."""
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    return value[:MAX_TEXT]
+
+
+def _culprit(value: object) -> dict[str, Any] | None:
+    """The locator's report, kept only as what it is: an object of short strings, numbers and lists of them."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or len(value) > 50:
+        raise ValueError("a culprit must be a small object")
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        raise ValueError("a culprit must be plain JSON") from None
+    if len(text) > MAX_CULPRIT:
+        raise ValueError("a culprit report is too large")
+    return json.loads(text)
 
 
 @dataclass(frozen=True)

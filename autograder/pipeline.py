@@ -2,7 +2,7 @@
 judge. The batch (batch.py), `autograder check` (grade_code) and the tests take all three; the notebook's
 self-check (selfcheck.py), which has a notebook's names rather than code, runs its steps itself:
 
-    prepare(exercise, devices, salt, public_only) -> Prepared    once per exercise and batch (batch.References)
+    prepare(exercise, devices, salt, public_only) -> Prepared    once per exercise and batch (batch.Preparations)
     run(exercise, code, prepared, runner)          -> RunReport   the answer, in a worker (or in process)
     judge(exercise, prepared, report)              -> Result      grade.py, the pure core
 
@@ -21,9 +21,9 @@ from . import feedback
 from . import trials as trial_plan
 from .exercises import get
 from .grade import grade
-from .harness import run_reference
 from .outcome import Outcome, RunReport, Trial
 from .public import load_public
+from .reference_store import run_reference
 from .result import Result
 from .runner import InProcessRunner, Job, Runner
 from .settings import DEFAULT_SALT

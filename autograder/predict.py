@@ -25,19 +25,12 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from .messages import LEAF_INPLACE_ERROR, VIEW_MODIFIED
+from .messages import LEAF_INPLACE_ERROR, VERSION_CHECK, VIEW_MODIFIED
 
 PARTS = ("raises", "when", "tensor", "found", "expected")
 WHEN = ("write", "backward")
 """When the error comes: at the in-place write itself (a view autograd cannot rebase, a leaf), or at
 backward (the version check of a saved tensor)."""
-
-MESSAGE = re.compile(
-    r"modified by an inplace operation: \[(?P<type>[^\[\]]+) \[(?P<shape>[\d, ]*)\]\]"
-    r"(?:, which is output (?P<output>\d+) of (?P<op>\w+),)? is at version (?P<found>\d+); "
-    r"expected version (?P<expected>\d+) instead"
-)
-"""PyTorch's in-place error, as torch 2.13 words it (`of Relu`) and older releases (`of ReluBackward0`)."""
 
 AT_THE_WRITE = re.compile(f"{VIEW_MODIFIED}|{LEAF_INPLACE_ERROR.pattern}")
 """The in-place errors raised by the write itself, before any backward: they name no saved tensor and no
@@ -64,14 +57,14 @@ class Prediction:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class CellRun:
     """What the failure cell did: nothing raised (`error` None), or the error's type name and message."""
 
     error: str | None = None
     message: str = ""
 
     @classmethod
-    def of(cls, error: BaseException | None) -> Outcome:
+    def of(cls, error: BaseException | None) -> CellRun:
         return cls() if error is None else cls(type(error).__name__, str(error))
 
 
@@ -132,9 +125,9 @@ def _tensor_mark(tensor: Any, said: re.Match[str]) -> Mark:
     return _mark("tensor", tensor, right, f"it is {named}: {why}.")
 
 
-def marks(prediction: Prediction, outcome: Outcome) -> list[Mark]:
+def marks(prediction: Prediction, outcome: CellRun) -> list[Mark]:
     """Each part of the prediction against what happened, with a short explanation."""
-    said = MESSAGE.search(outcome.message) if outcome.error else None
+    said = VERSION_CHECK.search(outcome.message) if outcome.error else None
     at_write = AT_THE_WRITE.search(outcome.message) if outcome.error and not said else None
     if outcome.error is None:
         happened = "it ran without an error: nothing backward needed was changed in place after it was saved."
@@ -167,7 +160,7 @@ def marks(prediction: Prediction, outcome: Outcome) -> list[Mark]:
     return out
 
 
-def feedback(prediction: Prediction, outcome: Outcome) -> str:
+def feedback(prediction: Prediction, outcome: CellRun) -> str:
     """What `reveal()` prints."""
     judged = marks(prediction, outcome)
     label = {True: "right", False: "wrong", None: "-"}
@@ -176,7 +169,7 @@ def feedback(prediction: Prediction, outcome: Outcome) -> str:
     given = [m for m in judged if m.right is not None]
     summary = (f"{sum(bool(m.right) for m in given)} of {len(given)} predicted parts right." if given else
                "Nothing was predicted: next time, fill in predict(...) before you run the failure cell.")
-    said = MESSAGE.search(outcome.message) if outcome.error else None
+    said = VERSION_CHECK.search(outcome.message) if outcome.error else None
     if said:
         bumps = int(said["found"]) - int(said["expected"])
         changes = "one in-place change" if bumps == 1 else f"{bumps} in-place changes"
@@ -190,7 +183,7 @@ class _Watch:
 
     def __init__(self) -> None:
         self.prediction: Prediction | None = None
-        self.outcome: Outcome | None = None
+        self.outcome: CellRun | None = None
         self.shell: Any = None
         self.skip = False  # the cell that called predict() or reveal() is not the failure cell
 
@@ -208,7 +201,7 @@ class _Watch:
         if self.skip:
             self.skip = False
             return
-        self.outcome = Outcome.of(result.error_before_exec or result.error_in_exec)
+        self.outcome = CellRun.of(result.error_before_exec or result.error_in_exec)
 
 
 _watch = _Watch()

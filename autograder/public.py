@@ -25,8 +25,8 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from . import trials as trial_plan
-from .harness import run_reference
 from .outcome import ErrorInfo, Outcome, Trial
+from .reference_store import run_reference
 from .spec import Exercise, Inputs
 
 PUBLIC_DIR = Path(__file__).resolve().parent / "exercises" / "public"
@@ -35,7 +35,6 @@ FORMAT = 1
 
 _TENSOR = "tensor"
 """A JSON value {"tensor": NAME} stands for the tensor NAME of the safetensors file."""
-_ERROR_FIELDS = ("type", "message", "line", "code", "culprit")
 
 
 class PublicDataError(Exception):
@@ -89,7 +88,7 @@ def _encode(values: Mapping[str, Any], prefix: str, tensors: dict[str, torch.Ten
 
 
 def _encode_error(error: ErrorInfo | None) -> dict[str, Any] | None:
-    return None if error is None else {f: getattr(error, f) for f in _ERROR_FIELDS}
+    return None if error is None else error.to_plain()
 
 
 def write_public(exercise: Exercise, folder: Path = PUBLIC_DIR) -> tuple[Path, Path]:
@@ -192,7 +191,7 @@ def drift(exercise: Exercise, folder: Path = PUBLIC_DIR) -> list[str]:
 def load_public(exercise: Exercise, folder: Path = PUBLIC_DIR) -> tuple[tuple[Trial, ...], dict[str, Inputs],
                                                                         dict[str, Outcome]]:
     """The public trials (CPU), their inputs by "scenario/dtype" (as trials.draw returns them) and the
-    reference's outcomes by trial key (as harness.run_reference returns them)."""
+    reference's outcomes by trial key (as reference_store.run_reference returns them)."""
     json_path, tensor_path = paths(exercise.id, folder)
     try:
         data = json.loads(json_path.read_text(encoding="utf-8"))
@@ -255,7 +254,6 @@ def _decode_values(raw: Any, tensors: dict[str, torch.Tensor], used: set[str]) -
 def _decode_error(raw: Any) -> ErrorInfo | None:
     if raw is None:
         return None
-    if not isinstance(raw, dict) or set(raw) != set(_ERROR_FIELDS) or not isinstance(raw["type"], str) \
-            or not isinstance(raw["message"], str):
+    if not isinstance(raw, dict) or set(raw) != set(ErrorInfo("", "").to_plain()):
         raise ValueError("an error is malformed")
-    return ErrorInfo(**raw)
+    return ErrorInfo.from_plain(raw)

@@ -19,7 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .outcome import Outcome, Trial
+    from .spec import Exercise, Inputs
 
 ENV = "AUTOGRADER_REFERENCES"
 """Names the references folder where it is not beside the package (a platform bundle sets it)."""
@@ -146,3 +150,16 @@ def _execute(path: Path) -> ModuleType:
         del sys.modules[name]
         raise
     return module
+
+
+def run_reference(exercise: Exercise, trials: tuple[Trial, ...], inputs: Mapping[str, Inputs],
+                  reference: Mapping[str, Any] | None = None) -> dict[str, Outcome]:
+    """The reference's observations on the CPU, for every scenario and dtype among `trials`: references/<id>.py
+    (ReferencesMissing where it is not installed) unless `reference` is given. Here, on the grader's side:
+    a worker, which imports the harness too, never loads a reference."""
+    from .harness import run_trials  # torch: a platform's grader reads this module before it imports torch
+    from .outcome import Trial
+
+    namespace = load_reference(exercise.id) if reference is None else reference
+    cpu = tuple(dict.fromkeys(Trial(t.scenario, t.dtype, "cpu") for t in trials))
+    return run_trials(exercise, namespace, cpu, inputs, filename="<reference>", culprit_frames="<reference>")

@@ -35,6 +35,10 @@ class Cause:
 
 @dataclass(frozen=True)
 class TestResult:
+    """One check's outcome (Gradescope calls the checks of an autograder "tests")."""
+
+    __test__ = False  # not a pytest test class, though its name starts with Test
+
     name: str
     score: float
     max_score: float

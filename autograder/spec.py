@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR  # noqa: F401 - the exercises import them from here
-
 if TYPE_CHECKING:
     from .evidence import Evidence
 

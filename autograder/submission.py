@@ -91,11 +91,6 @@ def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
     return nb
 
 
-def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """Reads and validates a notebook, turning every way it can be broken into a SubmissionError."""
-    return _parse_notebook(path, _read_text(path))
-
-
 def notebook_exercise(nb: Any) -> str | None:
     """`metadata.autograder.exercise` when it is a non-empty string; None when the notebook does not say or
     its metadata is not of the expected types (a damaged notebook is graded as the exercise it is graded as)."""

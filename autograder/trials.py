@@ -35,7 +35,7 @@ def draw(exercise: Exercise, trials: tuple[Trial, ...], seed: int) -> dict[str, 
     """The inputs of each scenario and dtype, the same for every device so devices can be compared."""
     inputs: dict[str, Inputs] = {}
     for trial in trials:
-        key = f"{trial.scenario}/{trial.dtype}"
+        key = trial.input_key
         if key in inputs:
             continue
         generator = torch.Generator().manual_seed(derive_seed(str(seed), exercise.id, key))

@@ -36,7 +36,7 @@ def bundle_python(root: Path, folder: Path) -> Path:
     """The grader's environment as the bundle's setup.sh builds it: a virtual environment with the pinned CPU
     build of torch and the bundle's own copy of the course, without extras (the test suite's extras make
     nbformat's import about a second slower: jsonschema then finds rfc3987_syntax, which builds a grammar)."""
-    from autograder.export.source import TORCH_PIN
+    from autograder.bundle.source import TORCH_PIN
 
     venv = folder / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -48,8 +48,8 @@ def bundle_python(root: Path, folder: Path) -> Path:
 
 def gradescope_root(folder: Path, submission: Path, exercise: str) -> Path:
     """/autograder as Gradescope lays it out: the unzipped bundle in source/, the submission in submission/."""
-    from autograder.export import gradescope
-    from autograder.export.container import BundleConfig
+    from autograder.bundle.config import BundleConfig
+    from autograder.platforms import gradescope
 
     bundle = gradescope.export(folder / "zip", BundleConfig(exercises=(exercise,)))
     root = folder / "autograder"

@@ -59,7 +59,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.batch import References, Settings, find_submissions, grade_file, submission_name  # noqa: E402
+from autograder.batch import Preparations, Settings, grade_file  # noqa: E402
+from autograder.discover import find_submissions, submission_name  # noqa: E402
 from autograder.exercises import EXERCISES  # noqa: E402
 from autograder.runner import InProcessRunner  # noqa: E402
 from autograder.submission import is_answer_cell  # noqa: E402
@@ -229,7 +230,7 @@ def in_process_compute(files: list[Path], roots: list[Path], statuses: dict[str,
 
     torch.set_num_threads(1)
     settings = Settings(devices=("cpu",))
-    references = References(settings)
+    references = Preparations(settings)
     for exercise in EXERCISES.values():
         references.get(exercise)
     runner = InProcessRunner()

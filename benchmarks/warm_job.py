@@ -1,6 +1,6 @@
 """One job's time in a warm, sandboxed worker, and the grader's judging of it, per exercise: the part of a
 batch's throughput that grows with the number of submissions. Runs in whichever checkout it is run from
-(and from earlier checkouts, whose References.get returned a tuple), so that two checkouts can be compared:
+(and from earlier checkouts, whose Preparations.get returned a tuple), so that two checkouts can be compared:
 run it with each one's python, from each one's folder, one after the other, and again in the other order.
 
 Run: `.venv/bin/python benchmarks/warm_job.py [--repeat 20] [--exercises ID,ID]` (default: the five
@@ -26,7 +26,7 @@ def main() -> int:
     args = p.parse_args()
     import torch
 
-    from autograder.batch import References, Settings
+    from autograder.batch import Preparations, Settings
     from autograder.exercises import get
     from autograder.grade import grade
     from autograder.runner import Job
@@ -35,7 +35,7 @@ def main() -> int:
     from autograder.submission import answer_code
 
     torch.set_num_threads(1)
-    references = References(Settings())
+    references = Preparations(Settings())
     jobs = {}
     for exercise_id in args.exercises.split(","):
         exercise = get(exercise_id)

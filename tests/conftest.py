@@ -38,7 +38,7 @@ def failing(result: Result) -> set[str]:
 @functools.cache
 def prepared(exercise_id: str, devices: tuple[str, ...] = ("cpu",), salt: str = DEFAULT_SALT,
              public_only: bool = False) -> Prepared:
-    """pipeline.prepare, made once per session for each setting (as batch.References does for a batch)."""
+    """pipeline.prepare, made once per session for each setting (as batch.Preparations does for a batch)."""
     return prepare(get(exercise_id), devices, salt=salt, public_only=public_only)
 
 

@@ -37,7 +37,8 @@ import torch
 
 from .. import checks, probes
 from ..probes import GRAD
-from ..spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
+from ..messages import INPLACE_ERROR
+from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
 
 
 def _draw(size: int):

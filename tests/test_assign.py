@@ -98,7 +98,7 @@ def test_book_binder_and_package_agree_on_the_repository_and_torch():
 
     config = yaml.safe_load((ROOT / "book" / "_config.yml").read_text())
     assert config["repository"]["url"] == repository()
-    from autograder.export.source import TORCH_PIN
+    from autograder.bundle.source import TORCH_PIN
 
     pin = re.search(r"torch==[\d.]+", (ROOT / "scripts" / "install").read_text()).group()
     assert pin == TORCH_PIN  # the platform bundles install the version the course is tested with

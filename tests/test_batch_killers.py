@@ -8,6 +8,7 @@ writes), so it runs in process (InProcessRunner).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import csv
 import hashlib
@@ -24,11 +25,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.batch import References, Settings, grade_batch, previous_result
-from autograder.export import gradescope, lms
-from autograder.export.container import BundleConfig
-from autograder.export.graded import Graded
-from autograder.report import batch_gradebook_csv
+from autograder.batch import Preparations, Settings, grade_batch, previous_result
+from autograder.bundle import grader
+from autograder.bundle.config import BundleConfig
+from autograder.gradebook import batch_gradebook_csv
+from autograder.platforms import gradescope
+from autograder.reports import lms
+from autograder.reports.graded import Graded
 from autograder.result import Result
 from autograder.runner import InProcessRunner
 from autograder.status import Status
@@ -43,7 +46,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 @pytest.fixture(scope="module")
 def references():
     """One reference per exercise for the whole module: the attacks differ, the hidden inputs do not."""
-    return References(SETTINGS)
+    return Preparations(SETTINGS)
 
 
 @pytest.fixture
@@ -76,7 +79,7 @@ class PrintingRunner(InProcessRunner):
 def grade(folder: Path, references, *, paths=None, settings=SETTINGS, runner=None, expect=None) -> dict[str, dict]:
     """Grades the folder (or `paths`), checks what every batch must leave behind; results by submission."""
     out = folder.parent / "out"
-    results = grade_batch(paths or [folder], out, settings, runner or InProcessRunner(), references=references)
+    results = grade_batch(paths or [folder], out, settings, runner or InProcessRunner(), preparations=references)
     names = [r["submission"] for r in results]
     assert len(names) == len(set(names)), names
     for r in results:
@@ -340,7 +343,7 @@ def test_results_inside_the_class_folder_are_not_submissions(folder, references)
     this run or the next, nor those of an earlier run with another --out."""
     (folder / "dir.py").mkdir()  # a folder named like a submission, holding no results: reported
     for out in (folder / "out", folder / "out", folder / "other_out"):
-        results = grade_batch([folder], out, SETTINGS, InProcessRunner(), references=references)
+        results = grade_batch([folder], out, SETTINGS, InProcessRunner(), preparations=references)
         assert {r["submission"]: r["status"] for r in results} == {HONEST: "passed", "dir.py": "malformed"}
 
 
@@ -469,7 +472,7 @@ def test_resume_reuses_a_good_result_and_never_a_link(folder, outside, reference
     grade(folder, references)
     out = folder.parent / "out"
     seen = []
-    grade_batch([folder], out, SETTINGS, InProcessRunner(), references=references,
+    grade_batch([folder], out, SETTINGS, InProcessRunner(), preparations=references,
                 on_done=lambda name, data, reused: seen.append((name, reused)))
     assert seen == [(HONEST, True)]
     (out / HONEST / "results.json").unlink()
@@ -501,7 +504,7 @@ def test_an_exception_anywhere_in_grade_file_is_that_files_grader_error(folder, 
     (folder / "victim.py").write_text("x = 1\n")
     (folder / "boom.py").write_text("BOOM = 1\n")
     out = folder.parent / "out"
-    results = {r["submission"]: r for r in grade_batch([folder], out, SETTINGS, Runner(), references=references)}
+    results = {r["submission"]: r for r in grade_batch([folder], out, SETTINGS, Runner(), preparations=references)}
     assert results[HONEST]["status"] == "passed"
     for name, words in (("victim.py", "a bug in reading"), ("boom.py", "a bug in running")):
         assert results[name]["status"] == "grader_error" and words in results[name]["output"]
@@ -524,7 +527,7 @@ def test_a_worker_that_raises_still_leaves_a_gradebook(folder, references, monke
     (folder / "victim.py").write_text("x = 1\n")
     out = folder.parent / "out"
     results = {r["submission"]: r for r in grade_batch([folder], out, SETTINGS, InProcessRunner(), jobs=2,
-                                                        references=references)}
+                                                        preparations=references)}
     assert results["victim.py"]["status"] == "grader_error" and "No space left" in results["victim.py"]["output"]
     assert results[HONEST]["status"] == "passed"
     rows = {r["submission"]: r["status"] for r in csv.DictReader((out / "gradebook.csv").open())}
@@ -548,8 +551,8 @@ def test_gradescope_with_an_unknown_exercise_in_the_metadata_writes_a_malformed_
     (root / "source" / "autograder_config.json").write_text(BundleConfig(("residual_add",), timeout=20).to_json())
     (root / "submission").mkdir()
     write_json(root / "submission" / "03_residual_add.ipynb", notebook(exercise="no_such_exercise\ud800"))
-    monkeypatch.setattr("autograder.export.gradescope.make_runner", lambda config: _InProcess())
-    assert gradescope.run(root) == 0
+    monkeypatch.setattr("autograder.bundle.container.make_runner", lambda config: _InProcess())
+    assert grader.run(gradescope.PLATFORM, root, argparse.Namespace()) == 0
     data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     assert data["score"] == 0 and data["extra_data"]["exercises"][0]["status"] == "malformed"
     assert "no_such_exercise" in data["output"] and "residual_add was asked for" in data["output"]

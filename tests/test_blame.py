@@ -18,7 +18,7 @@ from autograder import trials as trial_plan
 from autograder.blame import ANSWER_FILE, culprit_for, explain, locate, report_of
 from autograder.exercises import get
 from autograder.harness import load_answer, to_device
-from autograder.spec import INPLACE_ERROR
+from autograder.messages import INPLACE_ERROR
 from tests.blame_cases import cases, helpers
 from tests.conftest import ROOT, solution_code
 

@@ -118,11 +118,11 @@ def test_grade_makes_in_advance_only_the_references_its_files_are_named_for(tmp_
     """While the workers start, the grader makes the references of the exercises the files' names point to,
     not all twelve (on two cores that took the workers' start); a file named for none is graded all the
     same, its reference made when it is first needed."""
-    from autograder.batch import References
+    from autograder.batch import Preparations
 
     made_early = []
-    original = References.make_in_background
-    monkeypatch.setattr(References, "make_in_background",
+    original = Preparations.make_in_background
+    monkeypatch.setattr(Preparations, "make_in_background",
                         lambda self, ids: made_early.append(list(ids)) or original(self, ids))
     shutil.copy(solution("leaf_sgd"), tmp_path / "01_leaf_sgd.ipynb")
     shutil.copy(solution("data_trap"), tmp_path / "untitled.ipynb")  # its metadata says data_trap
@@ -196,7 +196,7 @@ def test_check_with_sandbox_says_so_when_it_cannot_sandbox(monkeypatch, capsys):
     assert "cannot sandbox: bubblewrap is not installed" in capsys.readouterr().err
 
 
-HEAVY = ("torch", "nbformat", "autograder.batch", "autograder.blame", "autograder.export.cli", "autograder.workshop.cli")
+HEAVY = ("torch", "nbformat", "autograder.batch", "autograder.blame", "autograder.platforms.export", "autograder.reports", "autograder.workshop.cli")
 """What no command that launches workers may have imported by then."""
 
 

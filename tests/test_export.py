@@ -1,6 +1,7 @@
 """Platform bundles: unpack each, run its grader as the platform would (outside a container, with
 AUTOGRADER_ROOT pointing at a temporary root) on a correct and on a wrong submission."""
 
+import argparse
 import json
 import os
 import shutil
@@ -14,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from autograder import cli as autograder_cli
-from autograder.export import container, gradescope, prairielearn
-from autograder.export.container import BundleConfig
-from autograder.export.source import ExportError
-from autograder.export.student_folder import grade_folder, not_submitted
-from autograder.result import Result
-from autograder.result import TestResult as Check  # not collected as a test class
+from autograder.bundle import container, grader
+from autograder.bundle.config import DEFAULT_MEMORY_MB, BundleConfig
+from autograder.bundle.source import ExportError
+from autograder.bundle.student_folder import grade_folder, not_submitted
+from autograder.platforms import gradescope, platforms, prairielearn
+from autograder.result import Result, TestResult
 from autograder.runner import InProcessRunner
 from autograder.runner.pool import PoolError
 from autograder.status import Status
@@ -47,6 +48,14 @@ def run_in_parallel(commands: list[tuple[list[str], dict]]) -> list[subprocess.C
                 proc.kill()
                 proc.wait()
     return done
+
+
+def run_gradescope(root: Path) -> int:
+    return grader.run(gradescope.PLATFORM, root, argparse.Namespace())
+
+
+def run_prairielearn(root: Path, config: Path, exercise: str) -> int:
+    return grader.run(prairielearn.PLATFORM, root, argparse.Namespace(config=config, exercise=exercise))
 
 
 def platform_env(root: Path) -> dict:
@@ -82,7 +91,7 @@ def test_gradescope_bundle_layout(gradescope_zip):
         setup = zf.read("setup.sh").decode()
         config = json.loads(zf.read("autograder_config.json"))
     assert {"setup.sh", "run_autograder", "course/pyproject.toml", "course/README.md",
-            "course/autograder/__init__.py", "course/autograder/export/gradescope.py"} <= names
+            "course/autograder/__init__.py", "course/autograder/platforms/gradescope.py"} <= names
     assert modes["setup.sh"] & stat.S_IXUSR and modes["run_autograder"] & stat.S_IXUSR
     assert not any(n.startswith(("solutions/", "samples/")) or "__pycache__" in n for n in names)
     assert ('install "torch==2.13.0" --index-url "${AUTOGRADER_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"'
@@ -92,7 +101,10 @@ def test_gradescope_bundle_layout(gradescope_zip):
     assert 'chmod -R go-rwx "$SOURCE"' in setup and 'chmod -R a+rX,go-w "$VENV"' in setup
     syntax = subprocess.run(["bash", "-n"], input=setup, capture_output=True, text=True)
     assert syntax.returncode == 0, syntax.stderr
-    assert config["exercises"] == ["data_trap"] and config["hidden_visibility"] == "after_due_date"
+    assert config["exercises"] == ["data_trap"] and config["options"] == {}
+    assert gradescope.hidden_visibility(BundleConfig(("data_trap",))) == "after_due_date"
+    assert names & {n for n in names if n.startswith("references/")} == {"references/README.md",
+                                                                        "references/data_trap.py"}
 
 
 def test_gradescope_export_is_reproducible(gradescope_zip, tmp_path):
@@ -124,22 +136,22 @@ def test_gradescope_grades_a_correct_and_a_wrong_submission(gradescope_zip, tmp_
 
 
 def test_gradescope_malformed_and_wrong_notebook(gradescope_zip, tmp_path, monkeypatch):
-    monkeypatch.setattr(gradescope, "make_runner", FakeRunner(broken={"data_trap"}))  # no answer code runs here
+    monkeypatch.setattr(container, "make_runner", FakeRunner(broken={"data_trap"}))  # no answer code runs here
     empty = tmp_path / "02_data_trap.ipynb"
     empty.write_text("")
     root = gradescope_root(tmp_path / "m", gradescope_zip, empty)
-    assert gradescope.run(root) == 0
+    assert run_gradescope(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 0 and len(data["tests"]) == 1
     assert data["tests"][0]["max_score"] == 10 and "is empty" in data["tests"][0]["output"]
 
     root = gradescope_root(tmp_path / "w", gradescope_zip, CLASS / "ada" / "03_residual_add.ipynb")
-    assert gradescope.run(root) == 0
+    assert run_gradescope(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 0 and "notebook of exercise residual_add" in data["output"]
 
     root = gradescope_root(tmp_path / "n", gradescope_zip, None)
-    assert gradescope.run(root) == 0
+    assert run_gradescope(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 0 and "Submit 02_data_trap.ipynb" in data["output"]
 
@@ -185,10 +197,10 @@ def config_root(tmp: Path, config: BundleConfig, files: list[Path]) -> Path:
 
 
 def test_gradescope_grader_fault_on_one_exercise_keeps_the_others(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(gradescope, "make_runner", FakeRunner(broken={"data_trap"}))
+    monkeypatch.setattr(container, "make_runner", FakeRunner(broken={"data_trap"}))
     config = BundleConfig(("residual_add", "data_trap"))
     root = config_root(tmp_path, config, [SOLUTIONS / "03_residual_add.ipynb", SOLUTIONS / "02_data_trap.ipynb"])
-    assert gradescope.run(root) == 0
+    assert run_gradescope(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 10  # residual_add graded as usual
     fault = [t for t in data["tests"] if t["tags"] == ["data_trap"]]
@@ -205,9 +217,9 @@ def test_gradescope_writes_results_when_the_worker_will_not_start(tmp_path, monk
     def no_pool(config):
         raise PoolError("worker slot 0 did not start")
 
-    monkeypatch.setattr(gradescope, "make_runner", no_pool)
+    monkeypatch.setattr(container, "make_runner", no_pool)
     root = config_root(tmp_path, BundleConfig(("residual_add", "data_trap")), [SOLUTIONS / "02_data_trap.ipynb"])
-    assert gradescope.run(root) == 0
+    assert run_gradescope(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     by_tag = {t["tags"][0]: t for t in data["tests"]}
     assert "Submit 03_residual_add.ipynb" in by_tag["residual_add"]["output"]  # still told what is missing
@@ -217,7 +229,7 @@ def test_gradescope_writes_results_when_the_worker_will_not_start(tmp_path, monk
 def test_gradescope_broken_bundle_still_writes_results(tmp_path, capsys):
     root = config_root(tmp_path, BundleConfig(("data_trap",)), [CORRECT])
     (root / "source" / "autograder_config.json").write_text("{not json")
-    assert gradescope.run(root) == 0
+    assert run_gradescope(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 0 and "grader's fault" in data["output"] and "autograder_config.json" in data["output"]
     assert "Traceback" in capsys.readouterr().err
@@ -229,22 +241,22 @@ def test_gradescope_execution_time_is_the_runs_wall_clock(tmp_path, monkeypatch)
             time.sleep(0.3)
             return self
 
-    monkeypatch.setattr(gradescope, "make_runner", SlowStart())
+    monkeypatch.setattr(container, "make_runner", SlowStart())
     root = config_root(tmp_path, BundleConfig(("data_trap",)), [SOLUTIONS / "02_data_trap.ipynb"])
     start = time.perf_counter()
-    gradescope.run(root)
+    run_gradescope(root)
     wall = time.perf_counter() - start
     data = json.loads((root / "results" / "results.json").read_text())
     assert 0.3 <= data["execution_time"] <= wall + 0.01
 
 
 def test_gradescope_unmatched_files_name_the_files_expected(tmp_path, monkeypatch):
-    monkeypatch.setattr(gradescope, "make_runner", FakeRunner())
+    monkeypatch.setattr(container, "make_runner", FakeRunner())
     notes = tmp_path / "notes.py"
     notes.write_text("print('my scratch work')\n")
     config = BundleConfig(("residual_add", "data_trap"))
     root = config_root(tmp_path, config, [SOLUTIONS / "02_data_trap.ipynb", CLASS / "ada" / "01_leaf_sgd.ipynb", notes])
-    assert gradescope.run(root) == 0
+    assert run_gradescope(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 10
     note = data["output"].splitlines()[-1]
@@ -254,17 +266,17 @@ def test_gradescope_unmatched_files_name_the_files_expected(tmp_path, monkeypatc
 
 
 def test_results_are_roots_to_write_and_the_grader_files_roots_alone(tmp_path, monkeypatch):
-    monkeypatch.setattr(gradescope, "make_runner", FakeRunner())
+    monkeypatch.setattr(container, "make_runner", FakeRunner())
     root = config_root(tmp_path, BundleConfig(("data_trap",)), [SOLUTIONS / "02_data_trap.ipynb"])
-    gradescope.run(root)
+    run_gradescope(root)
     mode = {name: stat.S_IMODE((root / name).stat().st_mode) for name in ("source", "submission", "results")}
     assert mode == {"source": 0o700, "submission": 0o700, "results": 0o755}
     assert stat.S_IMODE((root / "results" / "results.json").stat().st_mode) == 0o644
 
 
 def fake_result(exercise="data_trap", score=3.0, status=Status.FAILED):
-    tests = (Check("forward", 3, 3, Status.PASSED, "", "visible", "forward matches"),
-             Check("gradients", 0, 7, Status.FAILED, "Gradient differs (in scenario 'batch').", "after_due_date",
+    tests = (TestResult("forward", 3, 3, Status.PASSED, "", "visible", "forward matches"),
+             TestResult("gradients", 0, 7, Status.FAILED, "Gradient differs (in scenario 'batch').", "after_due_date",
                         "secret description of the hidden check"))
     return Result(exercise, "02_data_trap.ipynb", status, score, 10, f"{score:g}/10 points.", tests,
                   extra={"stdout": "SECRET-STDOUT printed on hidden inputs"})
@@ -272,7 +284,7 @@ def fake_result(exercise="data_trap", score=3.0, status=Status.FAILED):
 
 @pytest.mark.parametrize("visibility", ["hidden", "after_published", "visible"])
 def test_gradescope_hidden_visibility_option(visibility):
-    data = gradescope.to_gradescope([fake_result()], BundleConfig(("data_trap",), hidden_visibility=visibility))
+    data = gradescope.to_gradescope([fake_result()], BundleConfig(("data_trap",), options={"hidden_visibility": visibility}))
     hidden = data["tests"][1]
     assert hidden["visibility"] == visibility
     assert "secret description" not in json.dumps(data) and "SECRET-STDOUT" not in json.dumps(data)
@@ -296,7 +308,29 @@ def test_prairielearn_results_keep_hidden_checks_hidden():
     assert data["tests"][1]["message"] == "Gradient differs (in scenario 'batch')."
 
 
-def test_export_commands(tmp_path, capsys):
+def test_export_refuses_the_public_salt_unless_asked(tmp_path, capsys, monkeypatch):
+    """Without AUTOGRADER_SALT a bundle's hidden inputs would be the course's public ones, which anyone with the
+    repository (and its references) can compute answers for: refused, or made with a loud warning on request."""
+    monkeypatch.delenv("AUTOGRADER_SALT", raising=False)
+    assert autograder_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs")]) == 2
+    assert "AUTOGRADER_SALT is not set" in capsys.readouterr().err and not (tmp_path / "gs").exists()
+    assert autograder_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--public-salt"]) == 0
+    assert "public default salt" in capsys.readouterr().err
+    monkeypatch.setenv("AUTOGRADER_SALT", "term-2026-secret")
+    assert autograder_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs2")]) == 0
+    with zipfile.ZipFile(tmp_path / "gs2" / "autograder.zip") as zf:
+        assert json.loads(zf.read("autograder_config.json"))["salt"] == "term-2026-secret"
+    assert "public default salt" not in capsys.readouterr().err
+
+
+def test_every_platform_is_an_export_subcommand():
+    assert set(platforms()) == {"gradescope", "prairielearn"}
+    subcommands = autograder_cli.parser("export")._subparsers._group_actions[0].choices["export"]
+    assert set(subcommands._subparsers._group_actions[0].choices) == set(platforms())
+
+
+def test_export_commands(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AUTOGRADER_SALT", "term-secret")
     assert autograder_cli.main(["export", "gradescope", "--out", str(tmp_path / "gs"), "--exercise", "leaf_sgd"]) == 0
     with zipfile.ZipFile(tmp_path / "gs" / "autograder.zip") as zf:
         config = json.loads(zf.read("autograder_config.json"))
@@ -314,6 +348,8 @@ def test_export_commands(tmp_path, capsys):
     assert "at least 32" in capsys.readouterr().err
     assert autograder_cli.main(["export", "prairielearn", "--out", str(tmp_path / "pl"), "--image", "a b"]) == 2
     assert "Docker image name" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # no default image: it would name a namespace the course does not own
+        autograder_cli.main(["export", "prairielearn", "--out", str(tmp_path / "pl")])
     with pytest.raises(SystemExit):
         autograder_cli.main(["export", "gradescope", "--out", str(tmp_path), "--exercise", "nope"])
 
@@ -321,8 +357,11 @@ def test_export_commands(tmp_path, capsys):
 def test_bad_export_options_say_what_is_wrong():
     with pytest.raises(ExportError, match="unknown exercise"):
         BundleConfig(("no_such_exercise",))
-    with pytest.raises(ExportError, match="visibility"):
-        BundleConfig(("data_trap",), hidden_visibility="sometimes")
+    for options in ({"hidden_visibility": 3}, [("a", "b")]):
+        with pytest.raises(ExportError, match="options are text"):
+            BundleConfig(("data_trap",), options=options)
+    with pytest.raises(SystemExit):
+        autograder_cli.main(["export", "gradescope", "--out", "x", "--hidden-visibility", "sometimes"])
     for memory in (0, 31, 64.5, True, "128"):
         with pytest.raises(ExportError, match="memory"):
             BundleConfig(("data_trap",), memory_mb=memory)
@@ -333,7 +372,7 @@ def test_bundle_memory_reaches_the_worker(tmp_path, monkeypatch):
     (tmp_path / "c.json").write_text(config.to_json())
     assert BundleConfig.load(tmp_path / "c.json") == config
     (tmp_path / "old.json").write_text(json.dumps({"exercises": ["data_trap"]}))  # a bundle from before the setting
-    assert BundleConfig.load(tmp_path / "old.json").memory_mb == container.DEFAULT_MEMORY_MB
+    assert BundleConfig.load(tmp_path / "old.json").memory_mb == DEFAULT_MEMORY_MB
     made = {}
 
     class Pool:
@@ -418,30 +457,30 @@ def test_prairielearn_malformed_is_not_gradable(prairielearn_course, tmp_path):
     broken.write_text('{"cells": [')
     root = grade_root(tmp_path, prairielearn_course, broken)
     config = root / "serverFilesCourse" / "inplace_autograder" / "autograder_config.json"
-    assert prairielearn.run(root, config, "data_trap") == 0
+    assert run_prairielearn(root, config, "data_trap") == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["gradable"] is False and "not valid notebook JSON" in data["message"]
     # not an exercise of this export: the question is misconfigured, which the student sees, and exit 0
-    assert prairielearn.run(root, config, "leaf_sgd") == 0
+    assert run_prairielearn(root, config, "leaf_sgd") == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["gradable"] is False and "grader's fault" in data["message"]
 
 
 def test_prairielearn_untouched_notebook_uses_no_attempt(prairielearn_course, tmp_path, monkeypatch):
-    monkeypatch.setattr(prairielearn, "make_runner", FakeRunner())
+    monkeypatch.setattr(container, "make_runner", FakeRunner())
     root = grade_root(tmp_path, prairielearn_course, ROOT / "exercises" / "02_data_trap.ipynb")
     config = root / "serverFilesCourse" / "inplace_autograder" / "autograder_config.json"
-    assert prairielearn.run(root, config, "data_trap") == 0
+    assert run_prairielearn(root, config, "data_trap") == 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["gradable"] is False and data["message"].startswith("You have not answered yet")
     assert "did not use up an attempt" in data["message"] and "score" not in data
 
 
 def test_prairielearn_grader_fault_exits_0_and_is_not_gradable(prairielearn_course, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(prairielearn, "make_runner", FakeRunner(broken={"data_trap"}))
+    monkeypatch.setattr(container, "make_runner", FakeRunner(broken={"data_trap"}))
     root = grade_root(tmp_path, prairielearn_course, CORRECT)
     config = root / "serverFilesCourse" / "inplace_autograder" / "autograder_config.json"
-    assert prairielearn.run(root, config, "data_trap") == 0  # PrairieLearn reads results.json only after exit 0
+    assert run_prairielearn(root, config, "data_trap") == 0  # PrairieLearn reads results.json only after exit 0
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["gradable"] is False and "grader's fault, not yours" in data["message"]
     assert "RuntimeError" not in json.dumps(data) and "RuntimeError" in capsys.readouterr().out
@@ -451,7 +490,9 @@ def test_prairielearn_grader_fault_exits_0_and_is_not_gradable(prairielearn_cour
 STARTS_FIRST = r"""
 import contextlib, json, sys
 from pathlib import Path
-from autograder.export import gradescope
+import argparse
+from autograder.bundle import container, grader
+from autograder.platforms import gradescope
 from autograder.runner import InProcessRunner
 seen = {}
 
@@ -460,8 +501,8 @@ def watching(config):
     seen["loaded when the worker was launched"] = [m for m in ("torch", "nbformat") if m in sys.modules]
     yield InProcessRunner()
 
-gradescope.make_runner = watching
-gradescope.run(Path(sys.argv[1]))
+container.make_runner = watching
+grader.run(gradescope.PLATFORM, Path(sys.argv[1]), argparse.Namespace())
 seen["loaded by the grading"] = [m for m in ("torch", "nbformat") if m in sys.modules]
 print(json.dumps(seen))
 """
@@ -470,7 +511,7 @@ print(json.dumps(seen))
 def test_a_platforms_grader_starts_its_worker_before_it_imports_torch(tmp_path):
     """Importing a platform's grader imports neither torch nor nbformat, and run() launches the worker before
     either is imported: the two imports of torch (the grader's, the worker's) then share the cores."""
-    probe = ("import sys; import autograder.export.gradescope, autograder.export.prairielearn; "
+    probe = ("import sys; from autograder.platforms import platforms; platforms(); "
              "print(sorted(m for m in ('torch', 'nbformat', 'autograder.exercises', 'autograder.batch') "
              "if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
@@ -483,3 +524,55 @@ def test_a_platforms_grader_starts_its_worker_before_it_imports_torch(tmp_path):
     assert json.loads(done.stdout.splitlines()[-1]) == {"loaded when the worker was launched": [],
                                                         "loaded by the grading": ["torch", "nbformat"]}
     assert json.loads((root / "results" / "results.json").read_text())["score"] == 10
+
+
+# ---- a full disk ---------------------------------------------------------------------------------------------
+
+
+class DiskFiller(FakeRunner):
+    """Grades in process, after filling the disk the results go to (as an unsandboxed submission could)."""
+
+    def __init__(self, where: Path):
+        super().__init__()
+        self.where = where
+
+    def run(self, job):
+        try:
+            with open(self.where / "filler", "wb") as f:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+        except OSError:
+            pass
+        return super().run(job)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 3 MiB tmpfs (as root), so that filling it is quick and real."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode()[:200]}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_submission_that_fills_the_disk_still_gets_its_results(small_disk, monkeypatch):
+    root = config_root(small_disk, BundleConfig(("data_trap",)), [SOLUTIONS / "02_data_trap.ipynb"])
+    monkeypatch.setattr(container, "make_runner", DiskFiller(root / "results"))
+    assert run_gradescope(root) == 0
+    assert (root / "results" / "filler").stat().st_size > 1024 * 1024  # the disk was full when results were due
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 10 and data["tests"]
+
+
+def test_a_grader_that_dies_leaves_the_reserved_result(tmp_path):
+    """The result is reserved before student code runs: a grader killed later (out of memory, say) leaves the
+    platform's result for a grader that did not finish, not nothing."""
+    results = tmp_path / "results.json"
+    container.reserve_results(results, gradescope.PLATFORM.broken(grader.NOT_FINISHED, 0.0))
+    data = json.loads(results.read_text())  # trailing spaces are JSON's whitespace
+    assert data["score"] == 0 and "did not finish" not in data["output"] and "stopped before" in data["output"]
+    assert results.stat().st_size == container.RESERVED_BYTES

@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder.batch import References, Settings, grade_batch
+from autograder.batch import Preparations, Settings, grade_batch
 from autograder.discover import SUFFIXES
 from autograder.exercises import EXERCISES
 from autograder.outcome import RunReport
@@ -26,7 +26,7 @@ from autograder.status import Status
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
-_REFERENCES: dict[str | None, References] = {}
+_REFERENCES: dict[str | None, Preparations] = {}
 
 
 class NotRun:
@@ -36,10 +36,10 @@ class NotRun:
         return RunReport(problems={"x": "not run"})
 
 
-def references(settings: Settings) -> References:
-    """One References per setting for the whole module (each exercise's reference is made once)."""
+def references(settings: Settings) -> Preparations:
+    """One Preparations per setting for the whole module (each exercise's reference is made once)."""
     if settings.exercise not in _REFERENCES:
-        _REFERENCES[settings.exercise] = References(settings)
+        _REFERENCES[settings.exercise] = Preparations(settings)
     return _REFERENCES[settings.exercise]
 
 
@@ -158,7 +158,7 @@ def check_batch(files: list[tuple[str, bytes]], settings: Settings) -> None:
                 f.write(data)
         graded = [name for name, _ in files if name.endswith(SUFFIXES) and not name.startswith(".")]
         out = Path(tmp) / "out"
-        results = grade_batch([folder], out, settings, NotRun(), references=references(settings))
+        results = grade_batch([folder], out, settings, NotRun(), preparations=references(settings))
         assert len(results) == len(graded), ([r["submission"] for r in results], graded)
         submissions = [r["submission"] for r in results]
         assert len(set(submissions)) == len(submissions)

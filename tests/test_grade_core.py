@@ -10,10 +10,12 @@ from autograder.assign import exercise_notebook
 from autograder.evidence import GraderError
 from autograder.exercises import EXERCISES, get
 from autograder.grade import grade
-from autograder.harness import run_answer, run_reference
+from autograder.harness import run_answer
+from autograder.messages import INPLACE_ERROR
 from autograder.outcome import ErrorInfo, Outcome, RunReport
 from autograder.pipeline import judge
-from autograder.spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
+from autograder.reference_store import run_reference
+from autograder.spec import Check, Exercise, ExpectedError, Scenario, Symbol
 from autograder.status import Status
 from autograder.submission import is_answer_cell
 from tests.conftest import SOLUTIONS, prepared

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.batch import TEACHER_ONLY, References, Settings, grade_batch
+from autograder.batch import TEACHER_ONLY, Preparations, Settings, grade_batch
 from autograder.exercises import EXERCISES
 from autograder.public import load_public
 from autograder.runner import InProcessRunner
@@ -143,11 +143,11 @@ def leaky(exercise_id: str, always: bool) -> str:
             + wrapper.format(name=symbol.name, always=always))
 
 
-def hidden_marks(references: References, exercise_id: str) -> set[str]:
+def hidden_marks(preparations: Preparations, exercise_id: str) -> set[str]:
     """Text that would show a hidden input: the leak's exact value lists and reprs of floats, and shapes no
     public input has, as lists and tuples."""
     exercise = EXERCISES[exercise_id]
-    inputs = references.get(exercise).inputs
+    inputs = preparations.get(exercise).inputs
     public = {s.name for s in exercise.scenarios if s.public}
     public_text = {text for shape in public_shapes(exercise_id) for text in (str(list(shape)), str(shape))}
     marks = set()
@@ -180,9 +180,9 @@ def student_view(data: dict) -> str:
     return json.dumps({k: v for k, v in data.items() if k not in NOT_SHOWN}, sort_keys=True, ensure_ascii=False)
 
 
-def grade_under(salt: str, folder: Path, out: Path, runner) -> tuple[dict[str, dict], References]:
-    references = References(Settings(salt=salt, timeout=60))
-    results = grade_batch([folder], out, Settings(salt=salt, timeout=60), runner, references=references)
+def grade_under(salt: str, folder: Path, out: Path, runner) -> tuple[dict[str, dict], Preparations]:
+    references = Preparations(Settings(salt=salt, timeout=60))
+    results = grade_batch([folder], out, Settings(salt=salt, timeout=60), runner, preparations=references)
     return {r["submission"]: r for r in results}, references
 
 
@@ -204,7 +204,7 @@ def leaky_class(tmp_path_factory):
 def test_public_inputs_are_the_shipped_ones_and_only_hidden_ones_follow_the_salt():
     for exercise_id, exercise in EXERCISES.items():
         _, shipped, _ = load_public(exercise)
-        a, b = (References(Settings(salt=s)).get(exercise) for s in SALTS)
+        a, b = (Preparations(Settings(salt=s)).get(exercise) for s in SALTS)
         trials_a, inputs_a, trials_b, inputs_b = a.trials, a.inputs, b.trials, b.inputs
         assert trials_a == trials_b
         public = [exercise.scenario(t.scenario).public for t in trials_a]

@@ -17,9 +17,9 @@ import pytest
 
 from autograder.cli import main as autograder
 from autograder.exercises import get
-from autograder.export.graded import load
-from autograder.export.html import write_report
-from autograder.export.lms import RosterError, gradebook, join, lms_csv, read_roster
+from autograder.reports.graded import load
+from autograder.reports.html import write_report
+from autograder.reports.lms import RosterError, gradebook, join, lms_csv, read_roster
 
 ROOT = Path(__file__).resolve().parent.parent
 CANVAS_ROSTER = ROOT / "samples" / "roster_canvas.csv"

@@ -10,11 +10,11 @@ import zipfile
 
 import pytest
 
+from autograder.bundle.config import BundleConfig
+from autograder.bundle.source import PACKAGE_DIR
 from autograder.exercises import EXERCISES
-from autograder.export import gradescope, prairielearn
-from autograder.export.container import BundleConfig
-from autograder.export.source import PACKAGE_DIR
 from autograder.pipeline import grade_code
+from autograder.platforms import gradescope, prairielearn
 from autograder.reference_store import ENV, load_reference
 
 PACKAGE_SOURCES = {path: path.read_text(encoding="utf-8") for path in PACKAGE_DIR.rglob("*.py")}
@@ -67,10 +67,12 @@ def test_bundles_ship_references_beside_the_package(tmp_path):
         names = set(zf.namelist())
         run = zf.read("run_autograder").decode()
     assert "references/data_trap.py" in names
+    assert not [n for n in names if n.startswith("references/") and n not in ("references/data_trap.py",
+                                                                              "references/README.md")]
     assert not [n for n in names if n.startswith("course/") and "references" in n]
     assert f'export {ENV}="$ROOT/source/references"' in run
 
-    prairielearn.export(tmp_path / "pl", config)
+    prairielearn.export(tmp_path / "pl", config, image="example.edu/course/grader:1")
     server = tmp_path / "pl" / "serverFilesCourse" / prairielearn.SERVER_DIR
     assert (server / "references" / "data_trap.py").is_file()
     assert f'export {ENV}="$HERE/references"' in (server / "run.sh").read_text()

@@ -36,9 +36,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.export import gradescope, prairielearn
-from autograder.export.container import STUDENT_USER, BundleConfig
-from autograder.export.source import TORCH_PIN
+from autograder.bundle.config import BundleConfig
+from autograder.bundle.container import STUDENT_USER
+from autograder.bundle.source import TORCH_PIN
+from autograder.platforms import gradescope, prairielearn
 from autograder.submission import answer_code, is_answer_cell
 from tests.conftest import SOLUTIONS
 
@@ -67,6 +68,10 @@ for _name, (_how, _path) in _json.loads(TARGETS).items():
                 _seen[_name] = "LEAKED " + repr(_f.read(60))
         elif _how == "list":
             _seen[_name] = "LEAKED " + repr(sorted(_os.listdir(_path))[:6])
+        elif _how == "write":  # a file only the grader writes (results.json, reserved before student code runs)
+            with open(_path, "r+") as _f:
+                _f.write('{"score": 1000}')
+            _seen[_name] = "LEAKED written"
         else:  # "create": a file where only the grader writes
             with open(_path, "x") as _f:
                 _f.write('{"score": 1000}')
@@ -313,8 +318,9 @@ def test_the_attack_says_what_it_reached(tmp_path, grade):
     """The control: in process, as root, where nothing stops it, the attack reads, lists and writes, and the
     exercise fails saying so. The platform tests below then mean something when it scores full marks."""
     (tmp_path / "secret.txt").write_text("SECRET")
+    (tmp_path / "results.json").write_text("{}")
     targets = {"read": ("read", str(tmp_path / "secret.txt")), "list": ("list", str(tmp_path)),
-               "create": ("create", str(tmp_path / "results.json"))}
+               "write": ("write", str(tmp_path / "results.json")), "create": ("create", str(tmp_path / "forged.json"))}
     result = grade("data_trap", answer_code(attack_notebook(tmp_path / "a" / "06.ipynb", targets, tmp_path)).code)
     assert result.score == 0 and "ATTACK SUCCEEDED" in result.output
     seen = json.loads((tmp_path / "report.json").read_text())["seen"]
@@ -355,7 +361,8 @@ def gradescope_targets(box: Box, root: Path) -> dict[str, tuple[str, str]]:
     return {"configuration": ("read", str(root / "source" / "autograder_config.json")),
             "references": ("read", str(root / "source" / "references" / "data_trap.py")),
             "the grader's folder": ("list", str(root / "source")),
-            "results.json": ("create", str(root / "results" / "results.json")),
+            "results.json": ("write", str(root / "results" / "results.json")),
+            "results/": ("create", str(root / "results" / "forged.json")),
             "a file in results/": ("create", str(root / "results" / "pwned.json")),
             **common_targets(box)}
 
@@ -406,7 +413,8 @@ def test_prairielearn_run_sh_as_root_without_bubblewrap(box):
     targets = {"configuration": ("read", str(attack_root / server / "autograder_config.json")),
                "references": ("read", str(attack_root / server / "references" / "data_trap.py")),
                "the grader's folder": ("list", str(attack_root / "serverFilesCourse")),
-               "results.json": ("create", str(attack_root / "results" / "results.json")),
+               "results.json": ("write", str(attack_root / "results" / "results.json")),
+               "results/": ("create", str(attack_root / "results" / "forged.json")),
                "a file in results/": ("create", str(attack_root / "results" / "pwned.json")),
                **common_targets(box)}
     attack = attack_notebook(box.base / "attacks" / "pl" / "06_data_trap.ipynb", targets, drop)

@@ -7,7 +7,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import autograder
 from autograder import predict
-from autograder.predict import Outcome, Prediction, feedback, marks
+from autograder.predict import CellRun, Prediction, feedback, marks
 from autograder.submission import answer_code, is_answer_cell
 from tests.conftest import SOLUTIONS
 
@@ -19,7 +19,7 @@ MASK = PREFIX + "[torch.FloatTensor [2, 8, 1]] is at version 2; expected version
 
 
 def judged(prediction, message, error="RuntimeError"):
-    return {m.part: m.right for m in marks(prediction, Outcome(error, message))}
+    return {m.part: m.right for m in marks(prediction, CellRun(error, message))}
 
 
 @pytest.mark.parametrize("message", [RELU_2_13, RELU_OLDER], ids=["torch 2.13", "older"])
@@ -32,7 +32,7 @@ def test_a_right_prediction_in_either_wording(message, tensor):
 
 
 def test_each_wrong_part_is_named_with_what_the_message_said():
-    text = feedback(Prediction(True, "output 0 of conv2d", 2, 0), Outcome("RuntimeError", RELU_2_13))
+    text = feedback(Prediction(True, "output 0 of conv2d", 2, 0), CellRun("RuntimeError", RELU_2_13))
     assert "tensor    wrong  you said 'output 0 of conv2d'; it is output 0 of Relu [torch.FloatTensor [2, 4, 8, 8]]" in text
     assert "found     wrong  you said 2; it is 1" in text
     assert "expected  right  it is 0" in text
@@ -62,12 +62,12 @@ def test_no_error_and_other_errors():
     assert judged(Prediction(True, "relu", 1, 0), "", error=None) == {"raises": False}
     assert judged(Prediction(False), RELU_2_13) == {"raises": False, "when": None, "tensor": None, "found": None,
                                                      "expected": None}
-    text = feedback(Prediction(True), Outcome("NameError", "name 'block' is not defined"))
+    text = feedback(Prediction(True), CellRun("NameError", "name 'block' is not defined"))
     assert "NameError (name 'block' is not defined), not the in-place error" in text and "run the failure cell" in text
 
 
 def test_an_empty_prediction_still_shows_what_happened():
-    text = feedback(Prediction(), Outcome("RuntimeError", RELU_2_13))
+    text = feedback(Prediction(), CellRun("RuntimeError", RELU_2_13))
     assert "not predicted; it is 1" in text and "Nothing was predicted" in text
 
 
@@ -182,7 +182,7 @@ def test_errors_at_the_write_are_judged_on_when_and_name_no_versions(message):
     assert judged(Prediction(True, when="backward"), message) == {"raises": True, "when": False}
     wrong = judged(Prediction(True, "output 0 of Relu", 1, 0, when="write"), message)
     assert wrong == {"raises": True, "when": True, "tensor": False, "found": False, "expected": False}
-    text = feedback(Prediction(True, when="write"), Outcome("RuntimeError", message))
+    text = feedback(Prediction(True, when="write"), CellRun("RuntimeError", message))
     assert "at the in-place write itself" in text and "2 of 2 predicted parts right." in text
 
 

@@ -9,12 +9,12 @@ import torch
 
 from autograder import cli, public
 from autograder import trials as trial_plan
-from autograder.batch import References, Settings
+from autograder.batch import Preparations, Settings
 from autograder.exercises import EXERCISES
-from autograder.harness import load_answer, run_reference
+from autograder.harness import load_answer
 from autograder.pipeline import grade_code, prepare
 from autograder.public import PublicDataError, drift, load_public, make_public, paths
-from autograder.reference_store import ENV, ReferencesMissing, load_reference
+from autograder.reference_store import ENV, ReferencesMissing, load_reference, run_reference
 from autograder.selfcheck import check
 from tests.conftest import solution_code
 
@@ -172,7 +172,7 @@ def test_missing_or_corrupt_public_data_is_refused(tmp_path):
 def test_a_batch_grades_public_scenarios_on_the_shipped_inputs_and_hidden_ones_on_salted_draws():
     exercise = EXERCISES["data_trap"]
     _, shipped, _ = load_public(exercise)
-    made = {salt: References(Settings(devices=("cpu", "cuda"), salt=salt)).get(exercise) for salt in ("a", "b")}
+    made = {salt: Preparations(Settings(devices=("cpu", "cuda"), salt=salt)).get(exercise) for salt in ("a", "b")}
     for prepared in made.values():
         assert set(prepared.inputs) == {f"{t.scenario}/{t.dtype}" for t in prepared.trials}  # one set for both devices
         assert set(prepared.reference) == {f"{t.scenario}/{t.dtype}/cpu" for t in prepared.trials}

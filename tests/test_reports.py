@@ -17,11 +17,10 @@ import pytest
 
 from autograder import cli as autograder_cli
 from autograder.exercises import EXERCISES
-from autograder.export.graded import Graded, load, scan, student_of
-from autograder.export.html import root_cause, submission_page, tampering, write_report
-from autograder.export.lms import gradebook, student_gradebook_csv
-from autograder.result import Cause, Result
-from autograder.result import TestResult as Check  # not collected as a test class
+from autograder.reports.graded import Graded, load, scan, student_of
+from autograder.reports.html import root_cause, submission_page, tampering, write_report
+from autograder.reports.lms import gradebook, student_gradebook_csv
+from autograder.result import Cause, Result, TestResult
 from autograder.status import Status
 from tests.browser import CHROMIUM, open_browser, serve, visit
 
@@ -50,14 +49,14 @@ DIV_ERROR = Cause("Your code raised RuntimeError at line 4 of your answer (`weig
                   "torch.Tensor.div_")
 
 
-def checks(passed: bool, attack: bool = False) -> tuple[Check, ...]:
+def checks(passed: bool, attack: bool = False) -> tuple[TestResult, ...]:
     message = "" if passed else "Backward failed: " + DIV_ERROR.text
     return (
-        Check("forward", 3, 3, Status.PASSED, "", "visible", "The output equals the intended math."),
-        Check("backward runs", 3 if passed else 0, 3, Status.PASSED if passed else Status.FAILED,
+        TestResult("forward", 3, 3, Status.PASSED, "", "visible", "The output equals the intended math."),
+        TestResult("backward runs", 3 if passed else 0, 3, Status.PASSED if passed else Status.FAILED,
               message + (ATTACK if attack else ""), "visible", "backward runs", "Backward failed",
               "" if passed else "public/float32/cpu", None if passed else 0),
-        Check("gradients", 4 if passed else 0, 4, Status.PASSED if passed else Status.FAILED,
+        TestResult("gradients", 4 if passed else 0, 4, Status.PASSED if passed else Status.FAILED,
               "" if passed else "Gradient: `grad weight` differs (in scenario 'batch', float32 on cpu).",
               "after_due_date", "SECRET-HIDDEN-DESCRIPTION", "Gradient: `grad weight` differs",
               "" if passed else "batch/float32/cpu"),
@@ -78,17 +77,17 @@ SAME_ERROR = Cause(
     "torch.Tensor.add_")
 
 
-def same_error_checks() -> tuple[Check, ...]:
+def same_error_checks() -> tuple[TestResult, ...]:
     """Three checks failing on one error (the grader gives them one Cause, whatever the tensor's shape)."""
     def error(scenario: str) -> str:
         return f"In scenario '{scenario}', float32 on cpu: {SAME_ERROR.text}"
 
     return (
-        Check("forward", 2, 2, Status.PASSED, "", "visible", "forward"),
-        Check("backward runs", 0, 1, Status.FAILED, "Backward failed. " + error("public"), "visible", "b",
+        TestResult("forward", 2, 2, Status.PASSED, "", "visible", "forward"),
+        TestResult("backward runs", 0, 1, Status.FAILED, "Backward failed. " + error("public"), "visible", "b",
               "Backward failed", "public/float32/cpu", 1),
-        Check("gradients", 0, 3, Status.FAILED, error("train"), "after_due_date", "g", "", "train/float32/cpu", 1),
-        Check("gradcheck", 0, 1, Status.FAILED, error("gradcheck"), "visible", "gc", "", "gradcheck/float64/cpu", 1),
+        TestResult("gradients", 0, 3, Status.FAILED, error("train"), "after_due_date", "g", "", "train/float32/cpu", 1),
+        TestResult("gradcheck", 0, 1, Status.FAILED, error("gradcheck"), "visible", "gc", "", "gradcheck/float64/cpu", 1),
     )
 
 
@@ -115,7 +114,7 @@ def graded_dir(tmp_path_factory):
     results_json(out, "eve__06_data_trap.ipynb", result("data_trap", "passed", 10, checks(True)))
     results_json(out, "data_trap_zed.py", result("data_trap", "malformed", 0, output="zed.py is empty."))
     results_json(out, "cleo__01_residual_add.ipynb", result("residual_add", "failed", 2, same_error_checks()))
-    tamper = Check("forward", 0, 2, Status.FAILED, "Your code raised TamperError: your code replaced parts of the grader "
+    tamper = TestResult("forward", 0, 2, Status.FAILED, "Your code raised TamperError: your code replaced parts of the grader "
                    "or of torch (torch.Tensor.backward)", "visible", "forward", cause=0)
     results_json(out, "mallory__01_residual_add.ipynb", result("residual_add", "failed", 0, (tamper,), causes=(
         Cause(tamper.output, "TamperError", tampered=True),)))
@@ -260,7 +259,7 @@ def test_the_root_cause_is_shown_once_at_the_top(report):
 
 def test_a_crash_says_its_cause_once(tmp_path):
     message = "Your code crashed the process that ran it: the process exited with status 0 before reporting"
-    tests = tuple(Check(name, 0, 2, Status.FAILED, message, "visible", "", cause=0) for name in ("values", "same", "leaf"))
+    tests = tuple(TestResult(name, 0, 2, Status.FAILED, message, "visible", "", cause=0) for name in ("values", "same", "leaf"))
     results_json(tmp_path, "frank__05_leaf_sgd.ipynb", result("leaf_sgd", "crashed", 0, tests, f"0/10 points. {message}",
                                                               causes=(Cause(message),)))
     paths = write_report(tmp_path, tmp_path / "r")
@@ -271,7 +270,7 @@ def test_a_crash_says_its_cause_once(tmp_path):
 def test_tampering_is_a_fact_not_a_phrase():
     def graded(status, output="", cause=None, check=None):
         return Result("residual_add", "x.py", status, 0, 10, output,
-                      (Check("forward", 0, 2, *check, "visible", cause=0 if cause else None),) if check else (),
+                      (TestResult("forward", 0, 2, *check, "visible", cause=0 if cause else None),) if check else (),
                       causes=(cause,) if cause else ())
 
     flagged = graded(Status.FAILED, cause=Cause("...", "TamperError", tampered=True), check=(Status.FAILED, "..."))

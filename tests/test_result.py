@@ -7,15 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.result import MAX_LINES, TEXT_EXTRAS, Cause, Result
-from autograder.result import TestResult as Check  # not collected as a test class
+from autograder.result import MAX_LINES, TEXT_EXTRAS, Cause, Result, TestResult
 from autograder.status import CHECK_STATUSES, Status
 
 
 def sample(status: Status = Status.FAILED) -> Result:
     return Result("residual_add", "ada.ipynb", status, 3, 10, "3/10 points.",
-                  (Check("forward", 3, 3, Status.PASSED, "", "visible", "The output equals the math."),
-                   Check("gradients", 0, 7, Status.FAILED, "Gradient differs.", "after_due_date", brief="differs",
+                  (TestResult("forward", 3, 3, Status.PASSED, "", "visible", "The output equals the math."),
+                   TestResult("gradients", 0, 7, Status.FAILED, "Gradient differs.", "after_due_date", brief="differs",
                          trial="train/float32/cpu", cause=0)),
                   execution_time=1.5, extra={"stdout": "hi", "submission_sha256": "ab" * 32},
                   causes=(Cause("Your code raised RuntimeError ...", "RuntimeError", (4, 7), "torch.Tensor.add_"),))
@@ -68,9 +67,9 @@ numbers = st.floats(min_value=0, max_value=1e6, allow_nan=False) | st.integers(m
 
 
 @st.composite
-def checks(draw, causes: int) -> Check:
+def checks(draw, causes: int) -> TestResult:
     maximum = draw(numbers)
-    return Check(draw(text), draw(st.floats(min_value=0, max_value=maximum)), maximum,
+    return TestResult(draw(text), draw(st.floats(min_value=0, max_value=maximum)), maximum,
                  draw(st.sampled_from(CHECK_STATUSES)), draw(text), draw(st.sampled_from(["visible", "after_due_date"])),
                  draw(text), draw(text), draw(text), draw(st.none() | st.integers(0, causes - 1)) if causes else None)
 

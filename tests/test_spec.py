@@ -7,9 +7,9 @@ from autograder import checks
 from autograder import trials as plan
 from autograder.evidence import Evidence, GraderError
 from autograder.exercises import EXERCISES
-from autograder.harness import run_reference
 from autograder.outcome import Outcome, Trial
 from autograder.probes import GRAD
+from autograder.reference_store import run_reference
 from autograder.spec import (
     INPLACE_ERROR,
     PASS,

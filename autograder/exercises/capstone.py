@@ -21,8 +21,9 @@ from torch import nn
 
 from .. import checks, finite_differences, probes
 from ..evidence import Evidence, Failed, failed
+from ..messages import INPLACE_ERROR
 from ..probes import STATE
-from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 STEPS = 3
 """Training steps per trial: one batch each."""

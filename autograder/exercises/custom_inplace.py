@@ -14,8 +14,9 @@ import torch
 from torch.autograd.function import BackwardCFunction
 
 from .. import checks, finite_differences, probes
+from ..messages import INPLACE_ERROR
 from ..probes import GRAD
-from ..spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
+from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
 
 
 def _drawer(shape: tuple[int, ...], default_slope: bool = False):

@@ -16,8 +16,9 @@ from typing import Any
 import torch
 
 from .. import checks, finite_differences, probes
+from ..messages import INPLACE_ERROR
 from ..probes import GRAD
-from ..spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
+from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
 
 MARGIN = 0.01
 """No probability is within 1% of eps: both sides of the kink agree in float32 and under finite differences."""

@@ -24,7 +24,8 @@ from torch import nn
 
 from .. import checks, probes
 from ..evidence import Evidence, Pair
-from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from ..messages import INPLACE_ERROR
+from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 STEPS = (1, 2)
 NETS = ("D", "G")

@@ -17,8 +17,9 @@ from torch import nn
 
 from .. import checks, finite_differences, probes
 from ..evidence import Evidence, GraderError, Pair
+from ..messages import INPLACE_ERROR
 from ..probes import GRAD
-from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 DEFAULT_P = 0.2
 """The spec's default drop_rate: a head constructed without it must drop with this probability."""

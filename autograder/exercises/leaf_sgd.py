@@ -18,7 +18,8 @@ from torch import nn
 
 from .. import checks, probes
 from ..evidence import Evidence
-from ..spec import LEAF_INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from ..messages import LEAF_INPLACE_ERROR
+from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 PARAM, COEF, START = Family("param"), Family("coef"), Family("momentum")
 """Inputs: each parameter's start value, its coefficient in the loss, its momentum buffer's start value

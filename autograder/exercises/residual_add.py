@@ -11,8 +11,9 @@ import torch
 from torch import nn
 
 from .. import checks, finite_differences, probes
+from ..messages import INPLACE_ERROR
 from ..probes import BUFFER, GRAD
-from ..spec import INPLACE_ERROR, Check, Exercise, ExpectedError, Scenario, Symbol
+from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
 
 
 class ResidualBlockLayout(nn.Module):

@@ -18,7 +18,8 @@ from torch import nn
 
 from .. import checks, probes
 from ..evidence import Evidence
-from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from ..messages import INPLACE_ERROR
+from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 LR, MOMENTUM = 0.1, 0.9
 """The optimizer every trial trains with: SGD with momentum, built by the grader, the same for the

@@ -25,8 +25,9 @@ from torch.multiprocessing.reductions import StorageWeakRef
 
 from .. import checks, probes
 from ..evidence import Evidence, failed
+from ..messages import INPLACE_ERROR
 from ..probes import GRAD
-from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 PACK_CALLS, UNPACK_CALLS = "pack calls", "unpack calls"
 COPIES, NO_HISTORY, FREED = "copies", "no history", "originals freed"

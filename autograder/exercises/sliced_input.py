@@ -16,8 +16,9 @@ from torch import nn
 
 from .. import checks, finite_differences, probes
 from ..evidence import Evidence, GraderError
+from ..messages import INPLACE_ERROR
 from ..probes import GRAD, STATE
-from ..spec import INPLACE_ERROR, PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 LABEL_LEN = 3
 """How many trailing positions the predicted label's tokens replace."""

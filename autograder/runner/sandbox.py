@@ -19,8 +19,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import autograder
-
 SCRATCH = "/tmp"
 """The sandbox's only writable place: a tmpfs of its own, emptied after every job."""
 
@@ -33,7 +31,7 @@ THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
 
 def python_paths() -> list[str]:
     """What the worker's Python needs to see: its installation, the environment, the package."""
-    package = str(Path(autograder.__file__).resolve().parent)
+    package = str(Path(__file__).resolve().parent.parent)  # autograder/, found without importing it
     paths = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix, package}
     return sorted(paths)
 

@@ -135,8 +135,7 @@ def decode_inputs(frame: bytes) -> dict[str, Inputs]:
 
 
 def _error_to_json(e: ErrorInfo | None) -> dict[str, Any] | None:
-    return None if e is None else {"type": e.type, "message": e.message, "line": e.line, "code": e.code,
-                                   "culprit": e.culprit}
+    return None if e is None else e.to_plain()
 
 
 def encode_report(report: RunReport) -> bytes:
@@ -157,37 +156,13 @@ def _str(v: Any, limit: int = 4000) -> str:
     return v[:limit]
 
 
-def _opt_int(v: Any) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise WireError("expected an integer line number")
-    return v
-
-
-def _culprit(v: Any) -> dict[str, Any] | None:
-    """The locator's report, kept only as what it is: an object of short strings, numbers and lists of them."""
-    if v is None:
-        return None
-    if not isinstance(v, dict) or len(v) > 50:
-        raise WireError("a culprit must be a small object")
-    try:
-        text = json.dumps(v)
-    except (TypeError, ValueError, RecursionError):
-        raise WireError("a culprit must be plain JSON") from None
-    if len(text) > 20_000:
-        raise WireError("a culprit report is too large")
-    return json.loads(text)
-
-
 def _error_from_json(d: Any) -> ErrorInfo | None:
     if d is None:
         return None
-    if not isinstance(d, dict):
-        raise WireError("an error must be an object")
-    code = d.get("code")
-    return ErrorInfo(_str(d.get("type")), _str(d.get("message", "")), _opt_int(d.get("line")),
-                     None if code is None else _str(code), _culprit(d.get("culprit")))
+    try:
+        return ErrorInfo.from_plain(d)
+    except ValueError as e:
+        raise WireError(str(e)) from None
 
 
 def _scalar(v: Any) -> Any:

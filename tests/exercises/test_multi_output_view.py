@@ -10,8 +10,8 @@ import torch
 
 from autograder.exercises import get
 from autograder.exercises.multi_output_view import ONE_TOKEN
+from autograder.messages import INPLACE_ERROR
 from autograder.reference_store import known_submissions, load_reference
-from autograder.spec import INPLACE_ERROR
 from tests.conftest import failing
 
 ID = "multi_output_view"

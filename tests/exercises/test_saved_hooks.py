@@ -9,8 +9,8 @@ import torch
 from torch.autograd.graph import save_on_cpu, saved_tensors_hooks
 
 from autograder.exercises import saved_hooks as spec
+from autograder.messages import INPLACE_ERROR
 from autograder.reference_store import known_submissions, load_reference
-from autograder.spec import INPLACE_ERROR
 from tests.conftest import failing
 
 ID = "saved_hooks"

@@ -8,13 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..batch import exercise_from_name, find_submissions, grade_file, malformed
+from ..batch import exercise_from_name, grade_file, malformed
+from ..discover import find_submissions
 from ..exercises import EXERCISES
 from ..result import Result
 from ..runner import Runner
 from ..status import Status
 from ..submission import SubmissionError, answer_code
-from .container import BundleConfig
+from .config import BundleConfig
 
 
 def declared_exercise(path: Path) -> str | None:

@@ -1,6 +1,6 @@
-"""Gradescope: `autograder export gradescope` writes autograder.zip, and `python -m autograder.export.gradescope`
-is what its run_autograder starts in Gradescope's container, one per submission. It starts the worker
-before it imports torch (container.py), so nothing at the top of this module imports torch.
+"""Gradescope: `autograder export gradescope` writes autograder.zip, and `python -m autograder.platforms.gradescope`
+is what its run_autograder starts in Gradescope's container, one per submission (bundle/grader.py). It
+starts the worker before it imports torch, so nothing at the top of this module imports torch.
 
 Gradescope's contract (gradescope-autograders.readthedocs.io, "Specifications"): the zip holds `setup.sh`
 (run once, as root, when the image is built) and `run_autograder` (copied to /autograder/run_autograder,
@@ -13,26 +13,26 @@ and AUTOGRADER_VENV the grader's virtual environment, to try a bundle outside a 
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
-import time
-import traceback
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+from ..bundle import grader
+from ..bundle.config import CONFIG_NAME, BundleConfig
+from ..bundle.container import STUDENT_USER, leave
+from ..bundle.platform import Layout, MemoryLimit
+from ..bundle.source import (
+    REFERENCES_ENV,
+    TORCH_CPU_INDEX,
+    TORCH_PIN,
+    copy_references,
+    copy_source,
+    write_text,
+    zip_folder,
+)
 from ..result import Result
 from ..status import Status
-from .container import (
-    CONFIG_NAME,
-    STUDENT_USER,
-    BundleConfig,
-    leave,
-    lock_down,
-    make_runner,
-    started_runner,
-    write_results,
-)
-from .source import REFERENCES_ENV, TORCH_CPU_INDEX, TORCH_PIN, copy_references, copy_source, write_text, zip_folder
 
 VENV = "/opt/autograder-venv"
 BASE_IMAGE = "Ubuntu 22.04 (Python 3.10), Gradescope's default base image"
@@ -72,7 +72,7 @@ chmod -R a+rX,go-w "$VENV"
 chown -R root:root "$SOURCE"
 chmod -R go-rwx "$SOURCE"
 
-"$VENV/bin/python" -I -c "import autograder.export.gradescope, torch; print('grader ready, torch', torch.__version__)"
+"$VENV/bin/python" -I -c "import autograder.platforms.gradescope, torch; print('grader ready, torch', torch.__version__)"
 "$VENV/bin/python" -I -c "from autograder.runner.sandbox import bwrap_problem as p; w = p(); \\
 print('bubblewrap runs here' if w is None else f'bubblewrap does not run here ({{w}}): submissions will run as {STUDENT_USER}')"
 """
@@ -88,9 +88,13 @@ PYTHON="${{AUTOGRADER_PYTHON:-${{AUTOGRADER_VENV:-{VENV}}}/bin/python}}"
 # The answers the grader compares with: in the unzipped bundle, beside the installed package, not in it.
 export {REFERENCES_ENV}="$ROOT/source/references"
 # -I: nothing from the working folder or PYTHON* variables is imported into the grader.
-exec "$PYTHON" -I -m autograder.export.gradescope --root "$ROOT"
+exec "$PYTHON" -I -m autograder.platforms.gradescope --root "$ROOT"
 """
 
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+"""Gradescope's visibilities of a test; the course's hidden checks take one (--hidden-visibility)."""
+DEFAULT_MB = 768
+"""Gradescope's default memory limit per container (its troubleshooting page); raised in Autograder Settings."""
 _WHOLE_SUBMISSION = (Status.NOT_ATTEMPTED, Status.TIMED_OUT, Status.CRASHED, Status.MALFORMED, Status.GRADER_ERROR)
 """Statuses whose message is about the whole submission (every check got 0): safe to show in full."""
 _WHEN = {
@@ -114,7 +118,7 @@ def export(out: Path, config: BundleConfig) -> Path:
         write_text(stage / "run_autograder", RUN_AUTOGRADER, executable=True)
         write_text(stage / CONFIG_NAME, config.to_json())
         copy_source(stage / "course")
-        copy_references(stage / "references")  # outside course/: pip never installs it
+        copy_references(stage / "references", config.exercises)  # outside course/: pip never installs it
         return zip_folder(stage, out / "autograder.zip")
 
 
@@ -131,6 +135,10 @@ def _summary(result: Result, hidden_visibility: str) -> str:
     public = [t for t in result.tests if t.visibility == "visible"]
     return (f"{result.exercise}: public checks {sum(t.score for t in public):g}/{sum(t.max_score for t in public):g} "
             f"points; {len(hidden)} more check(s) on hidden inputs, shown {_WHEN[hidden_visibility]}.")
+
+
+def hidden_visibility(config: BundleConfig) -> str:
+    return config.options.get("hidden_visibility", "after_due_date")
 
 
 def to_gradescope(results: list[Result], config: BundleConfig, execution_time: float | None = None,
@@ -161,11 +169,11 @@ def to_gradescope(results: list[Result], config: BundleConfig, execution_time: f
                 "max_score": t.max_score,
                 "status": t.status.value,
                 "output": output,
-                "visibility": config.hidden_visibility if hidden else "visible",
+                "visibility": hidden_visibility(config) if hidden else "visible",
                 "tags": [result.exercise],
             })
     seconds = execution_time if execution_time is not None else sum(r.execution_time for r in results)
-    lines = [_summary(r, config.hidden_visibility) for r in shown] + ([note] if note else [])
+    lines = [_summary(r, hidden_visibility(config)) for r in shown] + ([note] if note else [])
     return {
         "score": round(sum(r.score for r in shown), 4),
         "execution_time": round(seconds, 2),
@@ -187,36 +195,48 @@ def broken_bundle(why: str, execution_time: float) -> dict:
             "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
 
-def run(root: Path) -> int:
-    """Grades ROOT/submission with the bundle's config; always writes ROOT/results/results.json."""
-    start = time.perf_counter()
-    why = "it could not make its own files private"
-    try:  # no student code runs unless the grader's files are out of its reach
-        lock_down(private=[root / "source", root / "submission"], shared=[root / "results"])
-        why = f"its configuration {CONFIG_NAME} is unreadable"
-        config = BundleConfig.load(root / "source" / CONFIG_NAME)
-    except Exception as e:  # noqa: BLE001 - a broken bundle: every submission says so, staff fix and regrade
-        traceback.print_exc()
-        data = broken_bundle(f"{why}: {type(e).__name__}", time.perf_counter() - start)
-    else:
-        with started_runner(config, make_runner) as runner:  # first: its torch and ours then share the cores
-            from .student_folder import grade_submission, match_files, report_grader_errors, unmatched_note
+class Gradescope:
+    """Gradescope's layout, limits, bundle and results (bundle/platform.py)."""
 
-            matched = match_files(root / "submission", config)
-            results = grade_submission(root / "submission", config, runner, matched)
-        report_grader_errors(results)
-        data = to_gradescope(results, config, time.perf_counter() - start,
-                             unmatched_note(root / "submission", matched, config))
-    write_results(root / "results" / "results.json", data)
-    print(data["output"])
-    return 0
+    name = "gradescope"
+    summary = "autograder.zip for a Gradescope assignment"
+    layout = Layout(root="/autograder", submission="submission", results="results", private=("source", "submission"))
+    memory = MemoryLimit(DEFAULT_MB, "the assignment's memory limit (Settings > Autograder Settings)")
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
+                            help="Gradescope visibility of the checks on hidden inputs (default: after_due_date)")
+
+    def options(self, args: argparse.Namespace) -> dict[str, str]:
+        return {"hidden_visibility": args.hidden_visibility}
+
+    def export(self, out: Path, config: BundleConfig, args: argparse.Namespace) -> list[str]:
+        path = export(out, config)
+        return [f"wrote {path}: upload it as the assignment's autograder, built on {BASE_IMAGE} "
+                "(book/reference/platforms.md).",
+                f"sandbox: setup.sh installs bubblewrap; where it cannot run in the container, submissions run as the "
+                f"unprivileged user {STUDENT_USER}, which setup.sh creates."]
+
+    def add_container_options(self, parser: argparse.ArgumentParser) -> None:
+        pass
+
+    def config_path(self, root: Path, args: argparse.Namespace) -> Path:
+        return root / "source" / CONFIG_NAME
+
+    def graded(self, config: BundleConfig, args: argparse.Namespace) -> BundleConfig:
+        return config
+
+    def results(self, results: list[Result], config: BundleConfig, seconds: float, note: str) -> dict[str, Any]:
+        return to_gradescope(results, config, seconds, note)
+
+    def broken(self, why: str, seconds: float) -> dict[str, Any]:
+        return broken_bundle(why, seconds)
+
+    def message(self, data: dict[str, Any]) -> str:
+        return str(data.get("output", ""))
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m autograder.export.gradescope", description=__doc__)
-    p.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", "/autograder")))
-    return run(p.parse_args(argv).root)
-
+PLATFORM = Gradescope()
 
 if __name__ == "__main__":
-    leave(main())
+    leave(grader.main(PLATFORM))

@@ -52,8 +52,7 @@ from pathlib import Path
 from ..exercises import EXERCISES
 from ..files import RefusedFile, csv_cell, read_bounded
 from ..status import Status
-from .graded import Graded
-from .source import ExportError
+from .graded import Graded, ReportError
 
 MISSING = "missing"
 """A cell's status where the student handed nothing in; otherwise a cell's status is its submissions' Status."""
@@ -175,7 +174,7 @@ def student_gradebook_csv(book: Gradebook, also: list[str] | tuple[str, ...] = (
 # ---- rosters --------------------------------------------------------------------------------------------
 
 
-class RosterError(ExportError):
+class RosterError(ReportError):
     """A roster this module cannot read; the message says what it expected."""
 
 

@@ -5,7 +5,7 @@ folder, and both start the grader as root. This module is what the grader needs 
 the bundle's configuration (BundleConfig), `lock_down`, and the worker, launched first (`started_runner`)
 so that its import of torch and the grader's own share the cores instead of queueing. Grading the folder
 (student_folder.py) comes after, with the batch grader's `grade_file`, so a bundle scores exactly as
-`autograder grade` does. Nothing here imports torch; tests/test_export.py holds both platforms to it.
+`autograder grade` does. Nothing here imports torch; tests/test_export.py holds every platform to it.
 
 Student code never runs as root. The warm worker runs in bubblewrap where it can (the bundle installs it);
 where it cannot (a container may forbid the namespaces it needs), the plain worker drops to STUDENT_USER,
@@ -16,79 +16,23 @@ platforms' own advice says, and what PrairieLearn's Python grader does with its 
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..catalog import exercise_ids
 from ..files import json_text, write_atomically
 from ..runner import Job, Runner
 from ..runner.limits import Limits
 from ..runner.pool import WarmPool
-from ..settings import DEFAULT_SALT, Settings
-from .source import ExportError
+from .config import BundleConfig
 
-CONFIG_NAME = "autograder_config.json"
-GRADESCOPE_VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 STUDENT_USER = "autograder-student"
 """The unprivileged user submissions run as where bubblewrap cannot run (setup.sh and the Dockerfile make it)."""
-DEFAULT_MEMORY_MB = 128
-"""What a submission may allocate beyond the warm worker. The course's solutions need under 32 MB; the
-grader and its worker take about GRADER_MB before any submission runs, and Gradescope's default container
-has 768 MB: 128 leaves room for both and a margin."""
-MIN_MEMORY_MB = 32
-GRADER_MB = 550
-"""The grader and its warm worker together (proportional set size, CPU build of torch), measured on the
-course's solutions: what a platform's memory limit must hold besides the submission's share."""
-GRADESCOPE_DEFAULT_MB = 768
-"""Gradescope's default memory limit per container (its troubleshooting page); raised in Autograder Settings."""
-
-
-@dataclass(frozen=True)
-class BundleConfig:
-    """What a bundle grades and how; written at export time, read in the container."""
-
-    exercises: tuple[str, ...]
-    timeout: float = 60.0
-    salt: str = DEFAULT_SALT
-    hidden_visibility: str = "after_due_date"  # Gradescope's visibility for the course's hidden checks
-    memory_mb: int = DEFAULT_MEMORY_MB  # the worker's Limits.memory, per submission
-
-    def __post_init__(self) -> None:
-        known = exercise_ids()
-        unknown = [e for e in self.exercises if e not in known]
-        if not self.exercises or unknown:
-            raise ExportError(f"unknown exercise(s) {unknown or '(none given)'}; known: {', '.join(known)}")
-        if self.hidden_visibility not in GRADESCOPE_VISIBILITIES:
-            raise ExportError(f"hidden visibility must be one of {', '.join(GRADESCOPE_VISIBILITIES)}")
-        if self.timeout <= 0:
-            raise ExportError("timeout must be positive")
-        if isinstance(self.memory_mb, bool) or not isinstance(self.memory_mb, int) or self.memory_mb < MIN_MEMORY_MB:
-            raise ExportError(f"memory must be a whole number of MB, at least {MIN_MEMORY_MB} (the course's "
-                              f"solutions need about 20 to 30), got {self.memory_mb!r}")
-
-    def to_json(self) -> str:
-        data = asdict(self)
-        data["exercises"] = list(self.exercises)
-        return json.dumps(data, indent=2) + "\n"
-
-    @classmethod
-    def load(cls, path: Path) -> BundleConfig:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(exercises=tuple(data["exercises"]), timeout=float(data.get("timeout", 60.0)),
-                   salt=str(data.get("salt", DEFAULT_SALT)),
-                   hidden_visibility=str(data.get("hidden_visibility", "after_due_date")),
-                   memory_mb=data.get("memory_mb", DEFAULT_MEMORY_MB))
-
-    def settings(self, exercise: str) -> Settings:
-        return Settings(devices=("cpu",), exercise=exercise, timeout=self.timeout, salt=self.salt)
 
 
 def submission_user() -> str | None:
@@ -135,9 +79,40 @@ def lock_down(private: Iterable[Path], shared: Iterable[Path]) -> None:
             folder.chmod(mode)
 
 
-def write_results(path: Path, data: dict) -> None:
-    """results.json, atomically, root's to write and readable by the platform (0644)."""
-    write_atomically(path, json_text(data), 0o644)  # always encodes (lone surrogates)
+RESERVED_BYTES = 1024 * 1024
+"""The room results.json is given on disk before student code runs (a platform's results for every exercise
+take tens of kB)."""
+
+
+def reserve_results(path: Path, fallback: dict) -> None:
+    """Before any student code runs: results.json already holds `fallback` (the platform's result for a grader
+    that did not finish), padded with spaces to RESERVED_BYTES. A grader killed later leaves that result; a
+    submission that fills the disk cannot take the room the real result needs (write_results rewrites these
+    blocks in place when no new file can be written)."""
+    text = json_text(fallback)
+    write_atomically(path, text + " " * max(0, RESERVED_BYTES - len(text.encode("utf-8"))), 0o644)
+
+
+def write_results(path: Path, data: dict, fallback: dict | None = None) -> None:
+    """results.json, atomically, root's to write and readable by the platform (0644). Where the disk is full,
+    the reserved file (reserve_results) is rewritten in place: `data`, or `fallback` if `data` does not fit."""
+    text = json_text(data)  # always encodes (lone surrogates)
+    try:
+        write_atomically(path, text, 0o644)
+        return
+    except OSError:
+        if fallback is None:
+            raise
+    encoded = text.encode("utf-8")
+    if len(encoded) > RESERVED_BYTES:
+        encoded = json_text(fallback).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+    try:
+        os.pwrite(fd, encoded, 0)
+        os.ftruncate(fd, len(encoded))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def leave(code: int) -> NoReturn:

@@ -1,4 +1,5 @@
-"""Everything written for people: the text feedback, results.json, gradebook.csv, the summary table."""
+"""A batch's gradebook.csv: one row per submission graded (reports/lms.py makes the student gradebook, a row
+per student, and the LMS files)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,8 @@ from collections.abc import Iterable
 
 from .files import csv_cell
 from .result import Result
-from .status import Status
 
 GRADEBOOK_FIELDS = ("submission", "exercise", "status", "score", "max_score", "execution_time", "results")
-
-
-def feedback_text(result: Result) -> str:
-    """The feedback a student reads: one line per check, what to fix under each failed one."""
-    lines = [f"{result.exercise}: {result.output}"]
-    for t in result.tests:
-        mark = "PASS" if t.status == Status.PASSED else "FAIL"
-        hidden = "" if t.visibility == "visible" else " (hidden inputs)"
-        lines.append(f"  [{mark}] {t.name}: {t.score:g}/{t.max_score:g}{hidden}")
-        if t.status == Status.FAILED and t.output:
-            lines += ["        " + line for line in t.output.splitlines()]
-    return "\n".join(lines)
 
 
 def batch_gradebook_csv(results: Iterable[Result]) -> str:

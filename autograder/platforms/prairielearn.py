@@ -1,5 +1,5 @@
 """PrairieLearn: `autograder export prairielearn` writes one externally graded question per exercise, and
-`python -m autograder.export.prairielearn` is the grader its containers run.
+`python -m autograder.platforms.prairielearn` is the grader its containers run (bundle/grader.py).
 
 PrairieLearn's contract (docs "External Grading"): a question's info.json names a Docker image, the
 course files to mount (`serverFilesCourse`) and an entrypoint, run as root; the student's files are in
@@ -8,35 +8,26 @@ course files to mount (`serverFilesCourse`) and an entrypoint, run as root; the 
 PrairieLearn reads results.json only when the entrypoint exits 0 (its grader host), so the grader always
 exits 0 with results, `gradable: false` and a message when it fails itself. PrairieLearn has no per-test
 visibility: hidden checks show pass/fail and their sanitized message only. AUTOGRADER_ROOT replaces /grade,
-to test a question outside a container. The grader starts its worker before it imports torch
-(container.py), so nothing at the top of this module imports torch.
+to test a question outside a container. The grader starts its worker before it imports torch, so nothing
+at the top of this module imports torch.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import traceback
 import uuid
 from dataclasses import replace
 from html import escape
 from pathlib import Path
+from typing import Any
 
-from ..result import Result
-from ..status import Status
-from .container import (
-    CONFIG_NAME,
-    STUDENT_USER,
-    BundleConfig,
-    leave,
-    lock_down,
-    make_runner,
-    started_runner,
-    write_results,
-)
-from .source import (
+from ..bundle import grader
+from ..bundle.config import CONFIG_NAME, BundleConfig
+from ..bundle.container import STUDENT_USER, leave
+from ..bundle.platform import Layout, MemoryLimit
+from ..bundle.source import (
     CHECKOUT,
     REFERENCES_ENV,
     TORCH_CPU_INDEX,
@@ -46,11 +37,15 @@ from .source import (
     copy_source,
     write_text,
 )
+from ..result import Result
+from ..status import Status
 
 TOPIC = "In-place autograd errors"
 QUESTIONS = "inplace_autograd"  # questions/<this>/<NN_id>/
 SERVER_DIR = "inplace_autograder"  # serverFilesCourse/<this>/
-DEFAULT_IMAGE = "inplace-autograd-course/grader:0.1.0"
+IMAGE_EXAMPLE = "registry.example.edu/your-course/inplace-grader:1"
+"""What --image looks like: a name in a registry namespace the course can push to (no default: a default
+would name a namespace nobody taking the course owns)."""
 GRADER_FOLDER = "inplace-autograder"  # graders/<this>/: the image's Dockerfile and the course's source
 JOB_MEMORY_MB = 2048
 """Memory of a grading job's container on PrairieLearn's graders (grader host's graderDockerMemory, 2 GiB)."""
@@ -69,7 +64,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap && r
     && useradd --system --no-create-home --shell /usr/sbin/nologin {STUDENT_USER}
 RUN pip install --no-cache-dir "{TORCH_PIN}" --index-url {TORCH_CPU_INDEX}
 COPY course /opt/course
-RUN pip install --no-cache-dir /opt/course && python -I -c "import autograder.export.prairielearn, torch"
+RUN pip install --no-cache-dir /opt/course && python -I -c "import autograder.platforms.prairielearn, torch"
 """
 
 RUN_SH = """#!/usr/bin/env bash
@@ -84,7 +79,7 @@ PYTHON="${AUTOGRADER_PYTHON:-python3}"
 # The answers the grader compares with: in the course's server files, never in the (shareable) image.
 export REFERENCES_ENV="$HERE/references"
 # -I: nothing from the working folder or PYTHON* variables is imported into the grader.
-exec "$PYTHON" -I -m autograder.export.prairielearn --root "$ROOT" --config "$HERE/CONFIG_NAME" --exercise "${1:-}"
+exec "$PYTHON" -I -m autograder.platforms.prairielearn --root "$ROOT" --config "$HERE/CONFIG_NAME" --exercise "${1:-}"
 """.replace("CONFIG_NAME", CONFIG_NAME).replace("REFERENCES_ENV", REFERENCES_ENV)
 
 QUESTION_HTML = """<pl-question-panel>
@@ -127,13 +122,13 @@ def info_json(exercise_id: str, image: str, timeout: float) -> dict:
     }
 
 
-def export(out: Path, config: BundleConfig, image: str = DEFAULT_IMAGE) -> list[Path]:
+def export(out: Path, config: BundleConfig, image: str) -> list[Path]:
     """Writes OUT/questions/, OUT/serverFilesCourse/ and OUT/graders/ (copy them into a PrairieLearn course
     repository); returns the question folders."""
     if not image or any(c.isspace() for c in image):
         raise ExportError(f"--image must be a Docker image name, got {image!r}")
+    from ..bundle.student_folder import notebook_name
     from ..exercises import EXERCISES
-    from .student_folder import notebook_name
 
     written = []
     for exercise_id in config.exercises:
@@ -152,7 +147,7 @@ def export(out: Path, config: BundleConfig, image: str = DEFAULT_IMAGE) -> list[
     server = out / "serverFilesCourse" / SERVER_DIR
     write_text(server / "run.sh", RUN_SH, executable=True)
     write_text(server / CONFIG_NAME, config.to_json())
-    copy_references(server / "references")
+    copy_references(server / "references", config.exercises)
     grader = out / "graders" / GRADER_FOLDER
     write_text(grader / "Dockerfile", DOCKERFILE)
     copy_source(grader / "course")
@@ -198,40 +193,56 @@ def to_prairielearn(result: Result) -> dict:
     }
 
 
-def run(root: Path, config_path: Path, exercise_id: str) -> int:
-    """Grades ROOT/student as `exercise_id`; writes ROOT/results/results.json (PrairieLearn creates no folder)
-    and exits 0 whatever happened, for PrairieLearn to read it; a failure of the grader is `gradable: false`."""
-    try:  # no student code runs unless the grader's files are out of its reach
-        lock_down(private=[root / "serverFilesCourse", config_path.parent, root / "student"],
-                  shared=[root / "results"])
-        config = BundleConfig.load(config_path)
-        if exercise_id not in config.exercises:
-            raise ExportError(f"exercise {exercise_id!r} is not one this export grades ({', '.join(config.exercises)}):"
+class PrairieLearn:
+    """PrairieLearn's layout, limits, questions and results (bundle/platform.py)."""
+
+    name = "prairielearn"
+    summary = "one PrairieLearn question per exercise"
+    layout = Layout(root="/grade", submission="student", results="results", private=("serverFilesCourse", "student"))
+    memory = MemoryLimit(JOB_MEMORY_MB, None)
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--image", required=True, metavar="NAME:TAG",
+                            help="the grading image PrairieLearn pulls: a name in a registry namespace your course "
+                                 f"can push to, e.g. {IMAGE_EXAMPLE} (the export writes its Dockerfile)")
+
+    def options(self, args: argparse.Namespace) -> dict[str, str]:
+        return {}
+
+    def export(self, out: Path, config: BundleConfig, args: argparse.Namespace) -> list[str]:
+        folders = export(out, config, image=args.image)
+        return [f"wrote {len(folders)} question(s) under {out / 'questions'}, the grader under "
+                f"{out / 'serverFilesCourse'} and its image's Dockerfile under {out / 'graders'}.",
+                f"image: build it for PrairieLearn's x86-64 graders and push it: "
+                f"{BUILD.format(image=args.image, folder=out / 'graders' / GRADER_FOLDER)} && docker push {args.image}",
+                f"sandbox: the image has bubblewrap; where it cannot run, submissions run as the unprivileged user "
+                f"{STUDENT_USER}, which the image creates."]
+
+    def add_container_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--config", type=Path, required=True)
+        parser.add_argument("--exercise", required=True)
+
+    def config_path(self, root: Path, args: argparse.Namespace) -> Path:
+        return Path(args.config)
+
+    def graded(self, config: BundleConfig, args: argparse.Namespace) -> BundleConfig:
+        if args.exercise not in config.exercises:
+            raise ExportError(f"exercise {args.exercise!r} is not one this export grades ({', '.join(config.exercises)}):"
                               " the question's entrypoint names the wrong exercise")
-    except Exception:  # noqa: BLE001 - the question or its files are broken: staff see why in the job's log
-        traceback.print_exc()
-        data = not_gradable(GRADER_FAULT)
-    else:
-        config = replace(config, exercises=(exercise_id,))
-        with started_runner(config, make_runner) as runner:  # first: its torch and ours then share the cores
-            from .student_folder import grade_submission, report_grader_errors
+        return replace(config, exercises=(args.exercise,))
 
-            (result,) = grade_submission(root / "student", config, runner)
-        report_grader_errors([result])
-        data = to_prairielearn(result)
-    write_results(root / "results" / "results.json", data)
-    print(data["message"])
-    return 0
+    def results(self, results: list[Result], config: BundleConfig, seconds: float, note: str) -> dict[str, Any]:
+        (result,) = results
+        return to_prairielearn(result)
+
+    def broken(self, why: str, seconds: float) -> dict[str, Any]:
+        return not_gradable(GRADER_FAULT)  # why: in the job's log, for staff
+
+    def message(self, data: dict[str, Any]) -> str:
+        return str(data.get("message", ""))
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m autograder.export.prairielearn", description=__doc__)
-    p.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", "/grade")))
-    p.add_argument("--config", type=Path, required=True)
-    p.add_argument("--exercise", required=True)
-    args = p.parse_args(argv)
-    return run(args.root, args.config, args.exercise)
-
+PLATFORM = PrairieLearn()
 
 if __name__ == "__main__":
-    leave(main())
+    leave(grader.main(PLATFORM))

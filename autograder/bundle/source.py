@@ -11,12 +11,11 @@ import shutil
 import zipfile
 from pathlib import Path
 
-import autograder
-
 from ..reference_store import ENV as REFERENCES_ENV
 from ..reference_store import references_dir
 
-PACKAGE_DIR = Path(autograder.__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+"""autograder/, found without importing the package (whose check() would import torch)."""
 CHECKOUT = PACKAGE_DIR.parent
 SOURCE_FILES = ("pyproject.toml", "README.md")  # pyproject's `readme` must exist for pip to build
 TORCH_PIN = "torch==2.13.0"
@@ -46,13 +45,19 @@ def copy_source(dest: Path) -> Path:
     return dest
 
 
-def copy_references(dest: Path) -> Path:
-    """Copies the course's references/ folder to `dest`, which must be outside the installed package."""
+def copy_references(dest: Path, exercises: tuple[str, ...]) -> Path:
+    """Copies the references of these exercises (and references/README.md) to `dest`, which must be outside
+    the installed package: a bundle carries the answers it grades with, and no others."""
     folder = references_dir()
     if folder is None or not folder.is_dir():
         raise ExportError(f"export needs the course's references/ folder (found none beside {PACKAGE_DIR}, and "
                           f"{REFERENCES_ENV} names none); run it from a source checkout of the course.")
-    shutil.copytree(folder, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("README.md", *(f"{e}.py" for e in exercises)):
+        if (folder / name).is_file():
+            shutil.copy2(folder / name, dest / name)
+        elif name != "README.md":
+            raise ExportError(f"{folder / name} is missing: the bundle cannot grade {name[:-3]} without it")
     return dest
 
 

@@ -43,7 +43,7 @@ from ..status import Status
 from ..submission import MAX_BYTES as MAX_SUBMISSION_BYTES
 from ..submission import SubmissionError, answer_code
 from . import plots
-from .graded import Graded, scan
+from .graded import Graded, ReportError, scan
 from .lms import (
     MISSING,
     Gradebook,
@@ -57,7 +57,6 @@ from .lms import (
     read_roster,
     student_gradebook_csv,
 )
-from .source import ExportError
 from .templates import BASE, MACROS, OVERVIEW, STUDENT, SUBMISSION, TABLE
 
 TOP_CHECKS = 10
@@ -472,7 +471,7 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
     graded, skipped = scan(graded_dir)
     if not graded:
         extra = f" ({len(skipped)} skipped: {skipped[0]})" if skipped else ""
-        raise ExportError(f"no */results.json under {graded_dir}{extra}: grade first with "
+        raise ReportError(f"no */results.json under {graded_dir}{extra}: grade first with "
                           f"`autograder grade ... --out {graded_dir}`")
     book = gradebook(graded)
     joined = join(book, read_roster(roster)) if roster is not None else None

@@ -42,7 +42,6 @@ from pathlib import Path, PurePath
 from ..files import RefusedFile, read_bounded
 from ..result import Result
 from ..status import Status
-from .source import ExportError
 
 UNKNOWN_STUDENT = "(unknown)"
 RESULTS_LIMIT = 20_000_000
@@ -52,6 +51,10 @@ CANVAS_NAME = re.compile(r"^(?P<name>.+?)_(?P<late>LATE_)?(?P<user>\d+)_(?P<subm
 MOODLE_NAME = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_[a-z]+(?:_(?P<file>.*))?$")
 RESUBMITTED = re.compile(r"-(?P<n>\d+)(?P<ext>\.[A-Za-z0-9]+)?$")
 """Canvas's `-1` before the extension of a file handed in again; discover.py's `-2` for colliding names."""
+
+
+class ReportError(Exception):
+    """The report cannot be made (no graded folder, an unusable roster); the message says why."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ def scan(folder: Path) -> tuple[list[Graded], list[str]]:
     """Every FOLDER/<submission>/results.json that reads as the grader's, sorted by student, exercise and
     submission; and a line per one skipped (a link, a FIFO, too large, not JSON, not the grader's)."""
     if not _is_folder(folder):
-        raise ExportError(f"{folder} is not a folder: give the --out folder of `autograder grade`")
+        raise ReportError(f"{folder} is not a folder: give the --out folder of `autograder grade`")
     graded, skipped = [], []
     for child in sorted(folder.iterdir()):
         if not _is_folder(child):
@@ -180,10 +183,10 @@ def _disambiguate(graded: list[Graded]) -> list[Graded]:
 
 
 def load(folder: Path) -> list[Graded]:
-    """The graded submissions of `scan`; ExportError where there are none."""
+    """The graded submissions of `scan`; ReportError where there are none."""
     graded, skipped = scan(folder)
     if not graded:
         extra = f" ({len(skipped)} skipped: {skipped[0]})" if skipped else ""
-        raise ExportError(f"no */results.json under {folder}{extra}: grade first with "
+        raise ReportError(f"no */results.json under {folder}{extra}: grade first with "
                           f"`autograder grade ... --out {folder}`")
     return graded

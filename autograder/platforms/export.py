@@ -1,0 +1,85 @@
+"""`autograder export NAME`: the bundle for a grading platform, one subcommand per platform of the registry
+(autograder/platforms/), each with the common options below and the platform's own."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..bundle.config import DEFAULT_MEMORY_MB, GRADER_MB, BundleConfig
+from ..bundle.platform import Platform
+from ..bundle.source import ExportError
+from ..catalog import exercise_ids
+from ..settings import DEFAULT_SALT
+from . import platforms
+
+SALT_ENV = "AUTOGRADER_SALT"
+PUBLIC_SALT = (f"{SALT_ENV} is not set: the bundle would draw its hidden inputs with the course's public default "
+               "salt, so anyone with the course's repository could compute them, and the references there give the "
+               f"answers on them. Set {SALT_ENV} to a secret of your own for the term (e.g. "
+               "`export AUTOGRADER_SALT=$(python3 -c 'import secrets; print(secrets.token_hex(16))')`), or pass "
+               "--public-salt to make a bundle for trying the platform out.")
+
+
+def _config(platform: Platform, args: argparse.Namespace) -> BundleConfig:
+    salt = os.environ.get(SALT_ENV, "")
+    if not salt and not args.public_salt:
+        raise ExportError(PUBLIC_SALT)
+    exercises = tuple(args.exercise) if args.exercise else exercise_ids()
+    return BundleConfig(exercises=exercises, timeout=args.timeout, salt=salt or DEFAULT_SALT,
+                        memory_mb=args.memory_mb, options=platform.options(args))
+
+
+def memory_advice(platform: Platform, config: BundleConfig) -> str:
+    """Whether the platform's memory limit holds the grader and a submission's share, and what to change if not."""
+    need = GRADER_MB + config.memory_mb
+    limit = platform.memory
+    fits = need <= limit.mb
+    line = (f"memory: the grader and its worker take about {GRADER_MB} MB and a submission up to {config.memory_mb} MB "
+            f"more (--memory-mb), {need} MB in all; {platform.name}'s limit is {limit.mb} MB: "
+            + ("enough" if fits else "NOT enough"))
+    most = limit.mb - GRADER_MB
+    if limit.raise_where is None:
+        return (f"{line}, for --memory-mb up to {most} (a course cannot raise it)." if fits else
+                f"{line}, and a course cannot raise it: export again with --memory-mb {most} or less.")
+    if fits:
+        return (f"{line}. If you raise --memory-mb past {most}, raise {limit.raise_where} to {GRADER_MB} MB plus "
+                "--memory-mb.")
+    return f"{line}: raise {limit.raise_where} to at least {need} MB, or grading is killed."
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    platform = platforms()[args.platform]
+    try:
+        config = _config(platform, args)
+        lines = platform.export(args.out, config, args)
+    except ExportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if config.salt == DEFAULT_SALT:
+        print(f"warning: this bundle uses the public default salt (--public-salt): {PUBLIC_SALT.split(':')[1]}",
+              file=sys.stderr)
+    print("\n".join([*lines, memory_advice(platform, config)]))
+    return 0
+
+
+def configure(export: argparse.ArgumentParser) -> None:
+    """`export`'s arguments: one subcommand per platform."""
+    subcommands = export.add_subparsers(dest="platform", required=True, metavar="PLATFORM")
+    for name, platform in platforms().items():
+        p = subcommands.add_parser(name, help=platform.summary, description=platform.summary)
+        p.add_argument("--out", type=Path, required=True, help="folder to write into")
+        p.add_argument("--exercise", action="append", choices=list(exercise_ids()),
+                       help="an exercise to include (repeatable; default: all); the bundle carries only their "
+                            "references")
+        p.add_argument("--timeout", type=float, default=60.0, help="seconds per submission (default 60)")
+        p.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, metavar="MB",
+                       help=f"memory a submission may allocate beyond the grader's worker (default: {DEFAULT_MEMORY_MB}; "
+                            "the command says whether the platform's memory limit holds it)")
+        p.add_argument("--public-salt", action="store_true",
+                       help=f"allow a bundle without {SALT_ENV} (its hidden inputs are then the course's public ones: "
+                            "for trying a platform out, never for a graded class)")
+        platform.add_options(p)
+        p.set_defaults(func=cmd_export)
