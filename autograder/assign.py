@@ -83,7 +83,8 @@ def blank_prediction(source: str) -> str:
     for line in data.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
     values = [k.value for k in calls[0].keywords]
-    spans = [(starts[v.lineno - 1] + v.col_offset, starts[v.end_lineno - 1] + v.end_col_offset) for v in values]
+    spans = [(starts[v.lineno - 1] + v.col_offset, starts[_end(v.end_lineno) - 1] + _end(v.end_col_offset))
+             for v in values]
     for begin, end in sorted(spans, reverse=True):  # ast's offsets count UTF-8 bytes
         data = data[:begin] + b"..." + data[end:]
     return data.decode()
@@ -142,3 +143,10 @@ def assign(solutions: Path, exercises: Path, check: bool = False) -> list[Drift]
         expected = {s.name for s in sources}
         drifts += [Drift(p, "has no solution notebook") for p in sorted(exercises.glob("*.ipynb")) if p.name not in expected]
     return drifts
+
+
+def _end(position: int | None) -> int:
+    """An end position ast gives every expression it parsed (None only for nodes made by hand)."""
+    if position is None:
+        raise AssignError("a predict(...) argument without a position")
+    return position

@@ -62,7 +62,9 @@ def describe(error: ErrorInfo) -> str:
 def cause(error: ErrorInfo, text: str | None = None) -> Cause:
     """The facts of an error, with its words (`text`, else describe(error))."""
     culprit = _culprit_site(error.culprit)
-    lines = [error.line] if _a_line(error.line) and not error.not_attempted else []  # the TODO names no line
+    lines: list[int] = []
+    if isinstance(error.line, int) and _a_line(error.line) and not error.not_attempted:  # the TODO names no line
+        lines.append(error.line)
     if culprit is not None and culprit.get("file") == ANSWER_FILE and _a_line(culprit.get("line")):
         lines.append(culprit["line"])
     op = culprit.get("op") if culprit is not None else None

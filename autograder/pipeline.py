@@ -36,7 +36,7 @@ def _suggested_rewrite(report: dict) -> feedback.Rewrite | None:
     from .blame.suggest import suggest_from_line, without_comment  # libcst: only when an in-place error is explained
 
     found = suggest_from_line(report)
-    if found is None:
+    if found is None or found.line is None:
         return None
 
     def shown(part: str | None) -> str | None:

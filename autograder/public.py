@@ -74,7 +74,7 @@ def make_public(exercise: Exercise) -> tuple[str, dict[str, torch.Tensor]]:
 
 
 def _encode(values: Mapping[str, Any], prefix: str, tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
-    encoded = {}
+    encoded: dict[str, Any] = {}
     for name, value in values.items():
         if isinstance(value, torch.Tensor):
             key = f"{prefix}/{name}"
@@ -237,7 +237,7 @@ def _decode(exercise: Exercise, trials: tuple[Trial, ...], data: Any, tensors: d
 def _decode_values(raw: Any, tensors: dict[str, torch.Tensor], used: set[str]) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ValueError("a set of values is not a JSON object")
-    values = {}
+    values: dict[str, Any] = {}
     for name, value in raw.items():
         if isinstance(value, dict):
             if set(value) != {_TENSOR} or value[_TENSOR] not in tensors:

@@ -59,11 +59,11 @@ def _culprit(report: object, lines: list[str] | None, words: set[str]) -> dict |
 
     def site(s: object) -> dict | None:
         where = frame(s)
-        if where is None or not _known(s.get("op"), words):  # type: ignore[union-attr]
+        if where is None or not isinstance(s, dict) or not _known(s.get("op"), words):
             return None
-        links = s.get("chain") if isinstance(s.get("chain"), list) else []  # type: ignore[union-attr]
-        chain = [f for f in map(frame, links) if f is not None]
-        return {"op": s["op"], **where, "chain": chain}  # type: ignore[index]
+        links = s.get("chain")
+        chain = [f for f in map(frame, links if isinstance(links, list) else []) if f is not None]
+        return {"op": s["op"], **where, "chain": chain}
 
     culprit = site(report.get("culprit"))
     if culprit is None:
@@ -72,8 +72,8 @@ def _culprit(report: object, lines: list[str] | None, words: set[str]) -> dict |
     saved = site(report.get("saved_by"))
     if saved is not None:
         found["saved_by"] = saved
-    mods = report.get("modifications") if isinstance(report.get("modifications"), list) else []
-    found["modifications"] = [m for m in (site(m) for m in mods) if m is not None]
+    mods = report.get("modifications")
+    found["modifications"] = [m for m in (site(m) for m in (mods if isinstance(mods, list) else [])) if m is not None]
     return found
 
 

@@ -111,9 +111,10 @@ def _catalogue(path: Path, names: Mapping[str, Any]) -> KnownSubmissions:
         fails[name] = (entry[0], frozenset(checks))
     said: dict[str, tuple[str, ...]] = {}
     for name, words in (says or {}).items():
-        if name not in fails or strings(words) is None:
+        listed = strings(words)
+        if name not in fails or listed is None:
             raise bad(f"SAYS[{name!r}] must name an entry of WRONG and give the words its feedback must contain")
-        said[name] = strings(words)
+        said[name] = listed
     return KnownSubmissions(broken, MappingProxyType(dict(correct)), MappingProxyType(fails), MappingProxyType(said))
 
 

@@ -58,9 +58,9 @@ class Symbol:
             return f"`{self.name}` should be a class, but it is a {type(obj).__name__}."
         if self.kind == "function" and (isinstance(obj, type) or not callable(obj)):
             return f"`{self.name}` should be a function, but it is a {type(obj).__name__}."
-        target = obj.__init__ if isinstance(obj, type) else obj
+        target = getattr(obj, "__init__") if isinstance(obj, type) else obj  # noqa: B009 - a class's, not an instance's
         try:
-            signature = inspect.signature(target)
+            signature = inspect.signature(target)  # type: ignore[arg-type]  # callable(obj) was checked above
         except (TypeError, ValueError):
             return None  # builtins and C functions: let the call itself decide
         names = [p for p in signature.parameters if p != "self"]
@@ -95,7 +95,12 @@ class Family:
 
     def members(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """This family's entries of `values`, by member: `{"x": g}` from `{"grad x": g, "output": y}`."""
-        return {self.member(k): v for k, v in values.items() if self.member(k) is not None}
+        found = {}
+        for key, value in values.items():
+            member = self.member(key)
+            if member is not None:
+                found[member] = value
+        return found
 
 
 Selector = tuple[str | Family, ...]

@@ -196,7 +196,7 @@ def _trainer(opt_g: str, lr_g: float, opt_d: str, lr_d: float, sizes: tuple[int,
     return run
 
 
-TRAINING_WRITES = (*AFTER.values(), *LOSS.values(), RETURNED, TRACE)
+TRAINING_WRITES: tuple[str | Family, ...] = (*AFTER.values(), *LOSS.values(), RETURNED, TRACE)
 
 
 # --- feedback -------------------------------------------------------------------------------------------
@@ -209,7 +209,7 @@ ORDER_SAID = ("the order to follow: D's step first (opt_D.zero_grad(); d_loss on
 def _why(net: str, k: int, trace: dict[str, Any]) -> list[str]:
     """What the trace of call k says about the gradient opt_`net` stepped with: fixed words, no values."""
     t = lambda what: trace.get(TRACE.key(k, what))  # noqa: E731
-    opt, said = OPTIMIZER[net], []
+    opt, said = OPTIMIZER[net], list[str]()
     steps = t(f"{net} steps")
     if steps is None:
         return said
@@ -377,8 +377,8 @@ def _scenario(name: str, sizes: tuple[int, int, int], batch: int, g: tuple[str, 
               public: bool = False, **layout: bool) -> Scenario:
     """Networks of `sizes` (noise, data, hidden) and `layout`, a batch of `batch`, G's and D's optimizers
     (kind, lr)."""
-    return Scenario(name, _drawer(*sizes, batch, **layout), _trainer(*g, *d, sizes, **layout), TRAINING_WRITES,
-                    public=public)
+    return Scenario(name, _drawer(*sizes, batch, **layout), _trainer(g[0], g[1], d[0], d[1], sizes, **layout),
+                    TRAINING_WRITES, public=public)
 
 
 PUBLIC_SGD, PUBLIC_ADAM, SGD, ADAM, MIXED = "public sgd", "public adam", "sgd", "adam", "sgd for G, adam for D"

@@ -84,7 +84,7 @@ class HookWatch:
         self.registered = self.fired = self.deprecated = 0
         for name in self.FULL:
             setattr(layer, name, self._full(getattr(layer, name)))
-        layer.register_backward_hook = self._deprecated(layer.register_backward_hook)
+        setattr(layer, "register_backward_hook", self._deprecated(layer.register_backward_hook))  # noqa: B010
 
     def _full(self, register):
         def watched(hook, *args, **kwargs):

@@ -72,7 +72,7 @@ def _drawer(batch: int, features: int, classes: int, drop_rate: float | None):
 
 
 def _build(ns, inputs, device, dtype) -> nn.Module:
-    args = (inputs["in_features"], inputs["num_classes"])
+    args: tuple[Any, ...] = (inputs["in_features"], inputs["num_classes"])
     if inputs["drop_rate"] is not None:
         args += (inputs["drop_rate"],)
     return probes.build(ns["ClassifierHead"], args, inputs, device, dtype)
@@ -237,7 +237,11 @@ def _mask_reference(pair: Pair, fc_in: torch.Tensor) -> dict[str, torch.Tensor]:
     mask = (fc_in != 0).double() / (1 - _p(pair))
     h = F.linear(x, params["proj.weight"], params["proj.bias"]) * mask
     probes.backward_with(F.linear(h, params["fc.weight"], params["fc.bias"]), _f64(pair.inputs["grad_output"]))
-    return {GRAD.key("x"): x.grad, **{GRAD.key(n): p.grad for n, p in params.items()}}
+    grads = {GRAD.key("x"): x.grad, **{GRAD.key(n): p.grad for n, p in params.items()}}
+    missing = [key for key, grad in grads.items() if grad is None]
+    if missing:
+        raise GraderError(f"the dropout reference computed no {', '.join(missing)}")
+    return {key: grad for key, grad in grads.items() if grad is not None}
 
 
 def _gradients(scenarios: tuple[str, ...], what: str, autocast: bool = False) -> Rule:

@@ -10,6 +10,7 @@ back as Python floats, as the signature says: a list of loss tensors keeps every
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -25,7 +26,8 @@ LR, MOMENTUM = 0.1, 0.9
 """The optimizer every trial trains with: SGD with momentum, built by the grader, the same for the
 student and the reference. Momentum makes a skipped `zero_grad` or `step` show in the weights."""
 
-KINDS: dict[str, type[nn.RNNBase]] = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
+KINDS: dict[str, Callable[..., nn.RNNBase]] = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
+"""Each kind, made from (input size, hidden size, layers)."""
 
 # What a training run writes, besides "model calls", "returned" and "inputs unchanged":
 STATE_INTO = Family("state into chunk")

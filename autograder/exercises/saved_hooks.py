@@ -70,6 +70,11 @@ class _Box:
     saved tensor (never the tensor itself: that would keep it alive)."""
 
     __slots__ = ("packed", "shape", "dtype", "device", "values")
+    packed: Any
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    device: torch.device
+    values: torch.Tensor
 
 
 class _Watch:

@@ -178,11 +178,11 @@ def to_prairielearn(result: Result) -> dict:
         return not_gradable(result.output)
     tests = []
     for t in result.tests:
-        entry = {"name": t.name, "points": t.score, "max_points": t.max_score, "message": t.output, "output": ""}
-        if t.visibility == "visible":
+        hidden = t.visibility != "visible"  # hidden: pass/fail and the grader's sanitized message, nothing else
+        entry: dict[str, Any] = {"name": t.name + (" (hidden inputs)" if hidden else ""), "points": t.score,
+                                 "max_points": t.max_score, "message": t.output, "output": ""}
+        if not hidden:
             entry["description"] = t.description
-        else:  # hidden: pass/fail and the grader's sanitized message, nothing else
-            entry["name"] += " (hidden inputs)"
         tests.append(entry)
     return {
         "gradable": True,

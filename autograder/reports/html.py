@@ -31,6 +31,7 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -338,19 +339,20 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
         gone = [e for e in book.exercises if row.cell(e).status == MISSING]
         if gone:
             missing_some.append({"name": row.student, "href": href[row.student], "detail": _exercise_list(gone, book)})
-    per_exercise, scores = [], {}
+    per_exercise: list[dict[str, Any]] = []
+    scores: dict[str, list[tuple[float, str]]] = {}
     for e in book.exercises:
         cells = [r.cell(e) for r in book.rows]
         scored = [c for c in cells if c.score is not None]
-        statuses = Counter(c.status for c in cells) + Counter({MISSING: len(_roster_names(joined))})
+        counts = Counter(c.status for c in cells) + Counter({MISSING: len(_roster_names(joined))})
         per_exercise.append({
             "number": EXERCISES[e].number if e in EXERCISES else "", "exercise": e,
             "count": sum(len(c.submissions) for c in cells),
-            "mean": f"{sum(c.score for c in scored) / len(scored):.1f}" if scored else "—",  # type: ignore[misc]
-            "max": number(book.max_scores.get(e, 0)), "statuses": +statuses,
+            "mean": f"{sum(c.score or 0.0 for c in scored) / len(scored):.1f}" if scored else "—",
+            "max": number(book.max_scores.get(e, 0)), "statuses": +counts,
         })
-        scores[e] = [(c.score, c.status) for c in scored]
-    present = {s for row in per_exercise for s in row["statuses"]}
+        scores[e] = [(c.score or 0.0, c.status) for c in scored]
+    present = {s for counted in per_exercise for s in counted["statuses"]}
     statuses = [s for s in LEGEND if s in present]
     roster = None
     if joined is not None:
@@ -405,7 +407,8 @@ def table_page(report: ClassReport, page: str) -> str:
         rows.sort(key=lambda item: (SEVERITY.index(worst(item[0])), item[0].student.casefold()))
     else:
         rows.sort(key=lambda item: item[0].student.casefold())
-    shown, group = [], None
+    shown: list[dict[str, Any]] = []
+    group = None
     counts = Counter(worst(r) for r, _ in rows)
     for row, href in rows:
         heading = ""
@@ -491,9 +494,9 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
         for row in book.rows:
             page_name_ = report.students[row.student]
             roster_student = joined.student_of(row.student) if joined else None
-            reasons = [f"{ATTENTION_LABELS[k]}: {v}" for k, v in report.attention.get(row.student, {}).items()]
+            said = [f"{ATTENTION_LABELS[k]}: {v}" for k, v in report.attention.get(row.student, {}).items()]
             files.write(out / "students" / f"{page_name_}.html",
-                        student_page(row, book, report.pages, True, code, reasons,
+                        student_page(row, book, report.pages, True, code, said,
                                      roster_student.name if roster_student else ""))
             if for_students is not None:
                 files.write(for_students / page_name_ / "index.html", student_page(row, book, report.pages, False, code))

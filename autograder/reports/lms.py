@@ -69,11 +69,12 @@ class Cell:
 
     @cached_property
     def status(self) -> Status | str:
-        if not self.submissions:
+        counted = self.counted
+        if counted is None:
             return MISSING
         if any(g.status == Status.GRADER_ERROR for g in self.submissions):
             return Status.GRADER_ERROR
-        return self.counted.status  # type: ignore[union-attr]
+        return counted.status
 
     @cached_property
     def counted(self) -> Graded | None:
@@ -86,7 +87,8 @@ class Cell:
     @property
     def score(self) -> float | None:
         """None where there is no submission or a grader error: never a default 0."""
-        return None if self.status in (MISSING, Status.GRADER_ERROR) else self.counted.score  # type: ignore[union-attr]
+        counted = self.counted
+        return None if counted is None or self.status == Status.GRADER_ERROR else counted.score
 
 
 @dataclass(frozen=True)
@@ -247,7 +249,7 @@ def _canvas(header: tuple[str, ...], rows: list[list[str]], path: str) -> Roster
     identity = header[:end]
     grades = tuple(c for c in header[end:] if c and not CANVAS_COMPUTED.search(c))
     points: dict[str, str] = {}
-    students = []
+    students: list[RosterStudent] = []
     for row in rows:
         cells = {c: (row[i].strip() if i < len(row) else "") for i, c in enumerate(header)}
         first = cells[header[0]]
@@ -271,7 +273,7 @@ def _moodle(header: tuple[str, ...], rows: list[list[str]], path: str) -> Roster
     identity = header[:end]
     grades = tuple(c for c in header[end:] if c and not re.match(r"(?i)course total|last downloaded|feedback:", c))
     lower = {c.casefold(): c for c in header}
-    students = []
+    students: list[RosterStudent] = []
     for row in rows:
         cells = {c: (row[i].strip() if i < len(row) else "") for i, c in enumerate(header)}
 

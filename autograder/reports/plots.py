@@ -17,6 +17,7 @@ import math
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from ..status import Status
 
@@ -45,7 +46,7 @@ def _svg(fig: Figure, salt: str) -> str:
     return text[text.index("<svg"):]  # inline: drop the XML prolog and DOCTYPE
 
 
-def score_distribution(scores: dict[str, list[tuple[float, Status]]], max_scores: dict[str, float],
+def score_distribution(scores: dict[str, list[tuple[float, str]]], max_scores: dict[str, float],
                        titles: dict[str, str] | None = None) -> str:
     """One histogram per exercise (how many students got each score), each bar stacked by status."""
     titles = titles or {}
@@ -97,7 +98,7 @@ def failing_checks(counts: list[tuple[str, int]], top: int = 10) -> str:
     ax.set_yticks(range(len(labels)), labels=labels)
     ax.bar_label(bars, padding=3, fontsize=10)
     ax.set_xlabel("submissions failing the check", fontsize=10)  # among those that ran
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.tick_params(labelsize=10)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig, "checks")
