@@ -1,0 +1,131 @@
+"""What a class's results say, beyond each one: a submission's root cause (the error several checks met, said
+once), tampering, who needs attention and why, the checks failed most often. Pure functions of Results."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..evidence import label as trial_label
+from ..exercises import EXERCISES
+from ..outcome import Trial
+from ..result import Result
+from ..status import Status
+from .graded import Graded
+from .lms import (
+    Gradebook,
+    Row,
+)
+
+RAN = (Status.FAILED, Status.PASSED)
+"""A submission whose checks ran: which of them failed says something."""
+
+
+@dataclass
+class Feedback:
+    summary: str
+    cause: list[str] = field(default_factory=list)
+    cause_checks: int = 0
+    cause_lines: list[int] = field(default_factory=list)
+    tests: list[dict] = field(default_factory=list)
+
+
+def root_cause(result: Result) -> Feedback:
+    """The submission's feedback with the errors that several failed checks met (Result.causes) taken out, to
+    be shown once, at the top; each of those checks then says only in a few words where it met one."""
+    failed = [t for t in result.tests if t.status == Status.FAILED]
+    met = Counter(t.cause for t in failed if t.cause is not None)
+    shared = [i for i in sorted(met) if met[i] >= 2]
+    tests = []
+    for t in result.tests:
+        same = t.status == Status.FAILED and t.cause in shared
+        where = trial_label(Trial.from_key(t.trial)) if t.trial else ""
+        tests.append({"output": "" if same else t.output, "same_cause": same,
+                      "contexts": [" — ".join(x for x in (t.brief.rstrip("."), where) if x)] if same else [],
+                      "lines": list(result.causes[t.cause].lines) if t.cause is not None and not same else []})
+    summary = result.output
+    for i in shared:
+        summary = summary.replace(result.causes[i].text, "")
+    lines = [n for i in shared for n in result.causes[i].lines]
+    return Feedback(summary.strip(), [result.causes[i].text for i in shared], sum(met[i] for i in shared),
+                    list(dict.fromkeys(lines)), tests)
+
+
+def tampering(result: Result) -> bool:
+    """Whether the grader flagged the submission for tampering: it changed the grader or torch, or forged the
+    worker's report (result.Cause.tampered)."""
+    return result.tampered
+
+
+def failing_counts(graded: list[Graded]) -> list[tuple[str, int]]:
+    """(exercise: check, submissions failing it), most common first. Only submissions that ran and failed
+    some checks count: an untouched or unreadable file fails every check and says nothing about which."""
+    counts = Counter(f"{g.exercise}: {t.name}" for g in graded if g.status == Status.FAILED
+                     for t in g.result.tests if t.status == Status.FAILED)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _failed_checks(g: Graded) -> set[str]:
+    return {t.name for t in g.result.tests if t.status == Status.FAILED}
+
+
+def _checks(g: Graded) -> set[str]:
+    return {t.name for t in g.result.tests}
+
+
+def exercise_list(exercises: list[str], book: Gradebook) -> str:
+    if len(exercises) == len(book.exercises) and len(exercises) > 1:
+        return "all"
+    return ", ".join(f"#{EXERCISES[e].number}" if e in EXERCISES else e for e in exercises)
+
+
+ATTENTION = (  # (key, label, why)
+    ("tampering", "Flagged as tampering", "a check failed because the code changed the grader or torch, or the "
+     "process sent a report of its own"),
+    (Status.CRASHED, "Crashed", "the process died or exited before reporting"),
+    (Status.TIMED_OUT, "Timed out", "stopped when its time was up"),
+    (Status.MALFORMED, "Unreadable (malformed)", "invalid notebook, no answer cells, empty, a syntax error"),
+    (Status.NOT_ATTEMPTED, "Not attempted", "handed in the exercise untouched"),
+    ("same_check", "Failing the same check everywhere", "the same check failed in every exercise they ran "
+     "that has it (two or more)"),
+)
+
+
+ATTENTION_LABELS = dict((key, label) for key, label, _ in ATTENTION)
+
+
+def student_attention(row: Row, book: Gradebook) -> dict[str, str]:
+    """Why a student needs attention: reason key -> the exercises or checks concerned."""
+    found: dict[str, list[str]] = {}
+    for e in book.exercises:
+        cell = row.cell(e)
+        if any(tampering(g.result) for g in cell.submissions):
+            found.setdefault("tampering", []).append(e)
+        if cell.status in (Status.CRASHED, Status.TIMED_OUT, Status.MALFORMED, Status.NOT_ATTEMPTED):
+            found.setdefault(cell.status, []).append(e)
+    reasons = {k: exercise_list(v, book) for k, v in found.items()}
+    ran = [c.counted for c in row.cells.values() if c.counted and c.status in RAN]
+    names = set().union(*(_checks(g) for g in ran)) if ran else set()
+    everywhere = []
+    for name in sorted(names):
+        having = [g for g in ran if name in _checks(g)]
+        if len(having) >= 2 and all(name in _failed_checks(g) for g in having):
+            everywhere.append(f"“{name}” in {len(having)}")
+    if everywhere:
+        reasons["same_check"] = ", ".join(everywhere)
+    return reasons
+
+
+def failed_by_all(graded: list[Graded], at_least: int = 3) -> list[str]:
+    """`exercise: check` for checks that every submission that ran (at least `at_least`) failed."""
+    found = []
+    by_exercise: dict[str, list[Graded]] = {}
+    for g in graded:
+        if g.status in RAN:
+            by_exercise.setdefault(g.exercise, []).append(g)
+    for e, ran in sorted(by_exercise.items()):
+        if len(ran) >= at_least:
+            found += [f"{e}: {name}" for name in sorted(set.intersection(*(_failed_checks(g) for g in ran)))]
+    return found
+
+

@@ -1,0 +1,296 @@
+"""The class report's pages, rendered from Results (templates/*.html, jinja2, autoescaped): a submission, a
+student, the class overview and the gradebook sorted three ways. What only a teacher may see is left out of
+what is handed to a student (`teacher=False`)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from ..exercises import EXERCISES
+from ..files import RefusedFile, read_bounded
+from ..result import Result
+from ..status import Status
+from ..submission import MAX_BYTES as MAX_SUBMISSION_BYTES
+from ..submission import SubmissionError, answer_code
+from . import plots
+from .analysis import ATTENTION, RAN, exercise_list, failed_by_all, failing_counts, root_cause, tampering
+from .graded import Graded
+from .lms import (
+    MISSING,
+    Gradebook,
+    Join,
+    Row,
+    number,
+)
+
+TOP_CHECKS = 10
+
+
+CODES = {Status.PASSED: "P", Status.FAILED: "F", Status.NOT_ATTEMPTED: "NA", Status.TIMED_OUT: "TO",
+         Status.CRASHED: "CR", Status.MALFORMED: "MF", Status.GRADER_ERROR: "GE", MISSING: "–"}
+
+
+LABELS = {Status.PASSED: "passed", Status.FAILED: "failed", Status.NOT_ATTEMPTED: "not attempted",
+          Status.TIMED_OUT: "timed out", Status.CRASHED: "crashed", Status.MALFORMED: "malformed",
+          Status.GRADER_ERROR: "grader error", MISSING: "no submission"}
+
+
+MEANINGS = {
+    Status.PASSED: "full marks.",
+    Status.FAILED: "the code ran; some checks failed.",
+    Status.NOT_ATTEMPTED: "the answer still raises NotImplementedError.",
+    Status.TIMED_OUT: "stopped when its time was up.",
+    Status.CRASHED: "the process died or exited before reporting, or sent a report that did not come from the "
+                    "grader's harness.",
+    Status.MALFORMED: "could not be read: invalid notebook, no answer cells, empty, a syntax error, not a file.",
+    Status.GRADER_ERROR: "the grader itself failed: not the student's fault, no score yet; regrade.",
+    MISSING: "nothing handed in for the exercise.",
+}
+
+
+LEGEND = (*Status, MISSING)
+
+
+SEVERITY = (Status.GRADER_ERROR, Status.CRASHED, Status.TIMED_OUT, Status.MALFORMED, Status.NOT_ATTEMPTED, MISSING,
+            Status.FAILED, Status.PASSED)
+"""Worst first: the order of `by_status.html`."""
+
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("autograder.reports", "templates"),  # reports/templates/*.html: package data
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+)
+_ENV.globals.update(codes=CODES, labels=LABELS, meanings=MEANINGS)
+
+
+def answer_lines(result: Result) -> list[str] | None:
+    """The graded answer code, line by line, if the submitted file is still there and unchanged."""
+    path = result.extra.get("submission_path")
+    if not path:
+        return None
+    try:
+        raw = read_bounded(path, MAX_SUBMISSION_BYTES)  # never follows a link, never blocks on a FIFO
+        if hashlib.sha256(raw).hexdigest() != result.extra.get("submission_sha256"):
+            return None  # changed since grading: its line numbers would not match the feedback
+        return answer_code(path).code.splitlines()
+    except (OSError, SubmissionError, ValueError, RefusedFile):
+        return None
+
+
+def _safe(name: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip(".") or "_"
+    if len(name) > 80:
+        name = name[:66] + "-" + hashlib.sha256(name.encode()).hexdigest()[:12]
+    return name
+
+
+def page_name(graded: Graded) -> str:
+    return _safe(graded.folder) + ".html"
+
+
+def student_pages(students: list[str]) -> dict[str, str]:
+    """A file name per student, safe and unique (`Ada Lovelace` -> `Ada_Lovelace`, `../x` -> `x`)."""
+    taken: set[str] = set()
+    out = {}
+    for student in sorted(students):
+        base = _safe(student)
+        name, n = base, 2
+        while name.casefold() in taken or name.casefold() in ("index", "students", "submissions"):
+            name, n = f"{base}-{n}", n + 1
+        taken.add(name.casefold())
+        out[student] = name
+    return out
+
+
+def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool) -> dict:
+    """What a page shows of one submission; `teacher=False` leaves out what only a teacher should see."""
+    result = graded.result
+    feedback = root_cause(result)
+    cause_lines = feedback.cause_lines
+    tests, culprits = [], set(cause_lines)
+    for t, shown in zip(result.tests, feedback.tests):
+        culprits.update(shown["lines"])
+        hidden = t.visibility != "visible"
+        tests.append({
+            "name": t.name, "status": t.status, "hidden": hidden, "score": number(t.score),
+            "max_score": number(t.max_score),
+            "description": "" if hidden else t.description,  # hidden: pass/fail and message only
+            **shown, "lines": [n for n in shown["lines"] if n not in cause_lines],
+        })
+    culprits.update(n for c in result.causes for n in c.lines if not c.tampered)
+    status = result.status
+    summary = feedback.summary
+    if status == Status.GRADER_ERROR and not teacher:
+        summary = "Internal grading error: not your fault, and your teacher has been told. No score was given yet."
+    exercise = EXERCISES.get(graded.exercise)
+    return {
+        "exercise": graded.exercise, "title": f"{exercise.number}. {exercise.title}" if exercise else graded.exercise,
+        "submission": result.submission or graded.folder, "status": status, "late": graded.late,
+        "score": number(result.score), "max_score": number(result.max_score), "summary": summary,
+        "cause": feedback.cause, "cause_checks": feedback.cause_checks, "cause_lines": cause_lines,
+        "tests": tests, "culprits": culprits, "code_lines": code_lines or [],
+        "path": result.extra.get("submission_path", "") if teacher else "",
+        "traceback": result.extra.get("grader_traceback", "") if teacher else "",
+        "flags": ["tampering: the grader caught this code changing the grader or torch, or forging its report"]
+        if teacher and tampering(result) else [],
+    }
+
+
+def submission_page(graded: Graded, code_lines: list[str] | None = None, student_page: str | None = None) -> str:
+    """The teacher's page of one submission: every check, what to fix, the culprit lines in the answer."""
+    return _ENV.get_template("submission.html").render(
+        s=submission_view(graded, code_lines, teacher=True), student=graded.student,
+        student_page=(student_page or _safe(graded.student)) + ".html")
+
+
+def student_page(row: Row, book: Gradebook, pages: dict[str, str], teacher: bool, code: dict[str, list[str] | None],
+                 attention: tuple[str, ...] | list[str] = (), roster_name: str = "") -> str:
+    """A student's page: all exercises, each with its counted submission's feedback. `teacher=False` is the
+    page handed to the student: no links out of it, nothing about others, nothing only a teacher sees."""
+    exercises = []
+    for e in book.exercises:
+        cell = row.cell(e)
+        counted = cell.counted
+        ex = EXERCISES.get(e)
+        exercises.append({
+            "anchor": _anchor(e), "title": f"{ex.number}. {ex.title}" if ex else e, "status": cell.status,
+            "score": "—" if cell.score is None else number(cell.score), "max_score": number(book.max_scores.get(e, 0)),
+            "late": bool(counted and counted.late),
+            "submission": submission_view(counted, code.get(counted.folder), teacher) if counted else None,
+            "others": [{"submission": g.result.submission or g.folder, "page": pages[g.folder],
+                        "status": g.status, "score": number(g.score), "late": g.late}
+                       for g in cell.submissions if g is not counted],
+        })
+    total = row.total
+    return _ENV.get_template("student.html").render(
+        student=row.student, teacher=teacher, exercises=exercises, attention=list(attention) if teacher else [],
+        roster_name=roster_name if teacher else "", grader_error=total is None,
+        total="—" if total is None else number(total), max_total=number(book.max_total))
+
+
+def _anchor(exercise: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", exercise)
+
+
+@dataclass
+class ClassReport:
+    graded: list[Graded]
+    book: Gradebook
+    joined: Join | None
+    pages: dict[str, str]  # submission folder -> its page
+    students: dict[str, str]  # student -> their page's name, without .html
+    skipped: list[str]
+    attention: dict[str, dict[str, str]]  # student -> reason -> detail
+
+
+def roster_names(joined: Join | None) -> list[str]:
+    return [s.name for s in joined.missing] if joined else []
+
+
+def overview_page(report: ClassReport, lms_file: str = "") -> str:
+    """The teacher's page: what needs doing, then statistics and plots; the full table is on by_*.html."""
+    book, graded, joined = report.book, report.graded, report.joined
+    href = {s: f"students/{p}.html" for s, p in report.students.items()}
+    attention = []
+    for key, label, why in ATTENTION:
+        entries = [{"name": s, "href": href[s], "detail": reasons[key]}
+                   for s, reasons in sorted(report.attention.items()) if key in reasons]
+        if entries:
+            attention.append({"label": label, "why": why, "entries": entries})
+    class_wide = failed_by_all(graded)
+    if class_wide:
+        attention.append({"label": "Failed by every submission that ran", "why": "the exercise, its hints or the "
+                          "check may need a look", "entries": [{"name": c, "href": "", "detail": ""} for c in class_wide]})
+    missing_some = []
+    for row in book.rows:
+        gone = [e for e in book.exercises if row.cell(e).status == MISSING]
+        if gone:
+            missing_some.append({"name": row.student, "href": href[row.student], "detail": exercise_list(gone, book)})
+    per_exercise: list[dict[str, Any]] = []
+    scores: dict[str, list[tuple[float, str]]] = {}
+    for e in book.exercises:
+        cells = [r.cell(e) for r in book.rows]
+        scored = [c for c in cells if c.score is not None]
+        counts = Counter(c.status for c in cells) + Counter({MISSING: len(roster_names(joined))})
+        per_exercise.append({
+            "number": EXERCISES[e].number if e in EXERCISES else "", "exercise": e,
+            "count": sum(len(c.submissions) for c in cells),
+            "mean": f"{sum(c.score or 0.0 for c in scored) / len(scored):.1f}" if scored else "—",
+            "max": number(book.max_scores.get(e, 0)), "statuses": +counts,
+        })
+        scores[e] = [(c.score or 0.0, c.status) for c in scored]
+    present = {s for counted in per_exercise for s in counted["statuses"]}
+    statuses = [s for s in LEGEND if s in present]
+    roster = None
+    if joined is not None:
+        roster = {"n": len(joined.roster.students), "lms": joined.roster.lms.capitalize(), "file": lms_file,
+                  "unmatched": [r.student for r in joined.unmatched],
+                  "ambiguous": [(r.student, names) for r, names in joined.ambiguous]}
+    titles = {e: f"{EXERCISES[e].number}. {e}" if e in EXERCISES else e for e in book.exercises}
+    return _ENV.get_template("overview.html").render(
+        n_submissions=len(graded), n_students=len(book.rows), exercises=book.exercises, roster=roster,
+        grader_errors=[{"name": g.folder, "href": f"submissions/{report.pages[g.folder]}"}
+                       for g in graded if g.status == Status.GRADER_ERROR],
+        skipped=report.skipped, legend=[s for s in LEGEND if s in present or s in RAN],
+        attention=attention, missing_all=roster_names(joined), missing_some=missing_some,
+        statuses=statuses, per_exercise=per_exercise,
+        score_plot=plots.score_distribution(scores, book.max_scores, titles),
+        checks_plot=plots.failing_checks(failing_counts(graded), TOP_CHECKS), top=TOP_CHECKS,
+    )
+
+
+ORDERS = {
+    "by_name.html": "by name",
+    "by_score.html": "by score, highest first",
+    "by_status.html": "by status, worst first",
+}
+
+
+def table_page(report: ClassReport, page: str) -> str:
+    """The gradebook, one row per student (roster students with no submission included), in one order."""
+    book, joined = report.book, report.joined
+    rows: list[tuple[Row, str]] = [(r, f"students/{report.students[r.student]}.html") for r in book.rows]
+    rows += [(Row(name, {}), "") for name in roster_names(joined)]
+
+    def worst(row: Row) -> str:
+        return min((row.cell(e).status for e in book.exercises), key=SEVERITY.index, default=MISSING)
+
+    if page == "by_score.html":
+        rows.sort(key=lambda item: (item[0].total is None, -(item[0].total or 0.0), item[0].student.casefold()))
+    elif page == "by_status.html":
+        rows.sort(key=lambda item: (SEVERITY.index(worst(item[0])), item[0].student.casefold()))
+    else:
+        rows.sort(key=lambda item: item[0].student.casefold())
+    shown: list[dict[str, Any]] = []
+    group = None
+    counts = Counter(worst(r) for r, _ in rows)
+    for row, href in rows:
+        heading = ""
+        if page == "by_status.html" and worst(row) != group:
+            group = worst(row)
+            heading = f"Worst status: {LABELS[group]} ({counts[group]} student{'s' if counts[group] != 1 else ''})"
+        cells = []
+        for e in book.exercises:
+            cell = row.cell(e)
+            counted = cell.counted
+            cells.append({"status": cell.status, "late": bool(counted and counted.late),
+                          "score": "" if cell.score is None else number(cell.score),
+                          "href": f"{href}#ex-{_anchor(e)}" if href and cell.submissions else "",
+                          "title": f"{e}: {LABELS[cell.status]}"})
+        total = row.total
+        shown.append({"student": row.student, "href": href, "cells": cells, "group": heading,
+                      "total": Status.GRADER_ERROR.value if total is None else number(total) if row.cells else "—"})
+    present = {c["status"] for r in shown for c in r["cells"]}
+    exercises = [{"id": e, "label": str(EXERCISES[e].number) if e in EXERCISES else e} for e in book.exercises]
+    return _ENV.get_template("table.html").render(
+        order=ORDERS[page], page=page, rows=shown, exercises=exercises, max_total=number(book.max_total),
+        legend=[s for s in LEGEND if s in present])
+
+
