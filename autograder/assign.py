@@ -20,7 +20,9 @@ from pathlib import Path
 
 import nbformat
 
+from .cells import ANSWER_MARKER, marker_line
 from .files import write_atomically
+from .submission import is_answer_cell
 
 SOLUTION_ONLY_TAG = "solution-only"
 PREDICT_TAG = "predict"
@@ -94,9 +96,18 @@ def has_solution(source: str) -> bool:
     return any(m.group("kind") == "SOLUTION" for m in _REGION.finditer(source))
 
 
+def marked(source: str, n: int, total: int) -> str:
+    """An answer cell's source with its marker as first line (cells.ANSWER_MARKER), once."""
+    body = source.split("\n", 1)[1] if ANSWER_MARKER.match(source) else source
+    return f"{marker_line(n, total)}\n{body}"
+
+
 def exercise_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The student's notebook made from a solution notebook."""
     nb = copy.deepcopy(solution)
+    answers = [c for c in nb.cells if is_answer_cell(c)]
+    for n, cell in enumerate(answers, 1):
+        cell.source = marked(cell.source, n, len(answers))
     cells = []
     for cell in nb.cells:
         if SOLUTION_ONLY_TAG in cell.get("metadata", {}).get("tags", []):

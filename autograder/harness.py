@@ -7,10 +7,13 @@ Everything it returns has been turned into plain values here, on the side that r
 
 from __future__ import annotations
 
+import ast
 import linecache
 import math
+import sys
 import time
 import traceback
+import types
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import replace
 from typing import Any
@@ -18,6 +21,7 @@ from typing import Any
 import torch
 
 from .call import Call
+from .cells import CELL_BREAK
 from .messages import INPLACE_ERROR
 from .outcome import ANSWER_FILE, ErrorInfo, Outcome, RunReport, Trial
 from .spec import Exercise, Inputs
@@ -37,16 +41,77 @@ def guarded_namespaces() -> dict[str, Any]:
             "torch.autograd.Function": torch.autograd.Function, "torch.testing": torch.testing}
 
 
+ANSWER_MODULE = "__answer__"
+"""The answer's module name: it is in sys.modules while the answer runs (a `@dataclass` looks its module up)."""
+
+
 def load_answer(code: str, filename: str = ANSWER_FILE) -> tuple[dict[str, Any], ErrorInfo | None]:
-    """Executes answer code in a fresh namespace; returns it and the error that stopped it, if any."""
+    """Executes answer code in a fresh module, cell by cell as Jupyter does (submission.CELL_BREAK), with the
+    names a notebook has that Python lacks (`display`, `get_ipython`); returns its namespace and the error that
+    stopped it, if any. A syntax error is located at its line of the whole answer."""
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-    namespace: dict[str, Any] = {"__name__": "__answer__"}
-    compiled = Call.from_call(compile, code, filename, "exec")
-    if isinstance(compiled.error, SyntaxError):  # Python's own, about the answer's text: its line, as written
-        e = compiled.error
-        return namespace, ErrorInfo("SyntaxError", str(e.msg), e.lineno, e.text.rstrip("\n") if e.text else None)
-    ran = compiled if compiled.error is not None else Call.from_call(exec, compiled.value, namespace)
-    return namespace, None if ran.error is None else error_info(ran.error, filename)
+    module = types.ModuleType(ANSWER_MODULE)
+    namespace: dict[str, Any] = module.__dict__
+    namespace.update(__file__="answer.py", display=_display, get_ipython=lambda: _Notebook(namespace))
+    sys.modules[ANSWER_MODULE] = module
+    for first_line, cell in _cells(code):
+        compiled = Call.from_call(_compile, cell, filename, first_line)
+        if isinstance(compiled.error, SyntaxError):  # Python's own, about the answer's text: its line, as written
+            e = compiled.error
+            line = e.lineno + first_line - 1 if e.lineno is not None else None
+            return namespace, ErrorInfo("SyntaxError", str(e.msg), line, e.text.rstrip("\n") if e.text else None)
+        ran = compiled if compiled.error is not None else Call.from_call(exec, compiled.value, namespace)
+        if ran.error is not None:
+            return namespace, error_info(ran.error, filename)
+    return namespace, None
+
+
+def _cells(code: str) -> list[tuple[int, str]]:
+    """The answer's cells, each with the number of its first line in the whole answer."""
+    cells, start, lines = [], 1, code.split("\n")
+    current: list[str] = []
+    for number, line in enumerate(lines, 1):
+        if line == CELL_BREAK:
+            cells.append((start, "\n".join(current)))
+            start, current = number + 1, []
+        else:
+            current.append(line)
+    cells.append((start, "\n".join(current)))
+    return cells
+
+
+def _compile(cell: str, filename: str, first_line: int) -> Any:
+    tree = ast.parse(cell, filename)
+    ast.increment_lineno(tree, first_line - 1)
+    return compile(tree, filename, "exec")
+
+
+def _display(*objects: Any, **options: Any) -> None:
+    """Jupyter's display(): grading shows nothing."""
+
+
+class _Notebook:
+    """What `get_ipython()` gives an answer while it is graded: the calls IPython makes of a notebook's own
+    syntax (submission.python_of_cell). `%time`, `%timeit` and `%%time` run their statement once; every
+    other magic and shell escape does nothing (a `!pip install`, a `%matplotlib inline`)."""
+
+    RUN = ("time", "timeit", "prun")
+
+    def __init__(self, namespace: dict[str, Any]):
+        self._namespace = namespace
+
+    def run_line_magic(self, name: str, line: str, *args: Any, **kwargs: Any) -> None:
+        if name in self.RUN and line.strip():
+            exec(compile(line, ANSWER_FILE, "exec"), self._namespace)
+
+    def run_cell_magic(self, name: str, line: str, cell: str, *args: Any, **kwargs: Any) -> None:
+        if name in self.RUN:
+            exec(compile(cell, ANSWER_FILE, "exec"), self._namespace)
+
+    def system(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    getoutput = system
 
 
 def error_info(exc: BaseException, filename: str = ANSWER_FILE) -> ErrorInfo:

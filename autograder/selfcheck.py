@@ -1,62 +1,152 @@
-"""`check("residual_add")` inside a notebook: the public checks, on the names the notebook defined.
+"""`check("residual_add")` inside a notebook: the public checks, on what the grader will grade.
 
-It runs in the student's own kernel on public inputs only; its result never enters a grade. It needs
-no reference implementation (those are not installed with the package): the public inputs and the
-reference's outcomes on them ship with the package (public.py).
+The grader runs the notebook's answer cells on their own (submission.py). So does check(): it takes the text
+each answer cell had when the learner last ran it (the kernel's input history; every answer cell's first line
+says it is one, cells.ANSWER_MARKER) and runs that, in a fresh module, on the public inputs, with the grader's
+own judge. What the kernel defined elsewhere (a helper in another cell, an import, an old definition) is not
+seen, as the grader will not see it, and check() says so before its verdict. Where it finds no answer cell
+among the cells run (a notebook whose marker line was deleted), it judges the names the notebook defined, and
+says that the grader may judge otherwise.
+
+It runs in the student's own kernel, on public inputs only, with a time limit; it never enters a grade, and
+needs no reference implementation: the public inputs and the reference's outcomes on them ship with the
+package (public.py). It prints its feedback and returns nothing (a notebook would print a returned value).
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .call import Stop, stopping
+from .cells import last_run_answers, notebook_code
 from .exercises import get
 from .feedback_text import feedback_text
-from .harness import run_steps, trial_steps
+from .harness import answer_steps, run_steps, trial_steps
 from .outcome import RunReport
-from .pipeline import judge, prepare
+from .pipeline import Prepared, judge, prepare
 from .result import Result
+from .spec import Exercise
+from .status import Status
+
+TIME_LIMIT = 60.0
+"""Seconds a check may take before it stops the code (as `autograder check --timeout`): a loop that never ends."""
+FOOTER = "(Self-check: public checks only. The grader runs every check, also on inputs you do not see.)"
 
 AFTER_CHECK: list[Callable[[Result, RunReport], None]] = []
 """Called after every check() with its result and run report, never letting an error out: the workshop's
 client adds itself there (autograder/__init__.py installs it, with check.join, check.preview, check.leave)."""
 
 
-def _notebook_namespace() -> Mapping[str, Any]:
-    """The interactive namespace: IPython's user namespace, or __main__'s globals in a script."""
-    try:
-        from IPython import get_ipython
+@dataclass(frozen=True)
+class SelfCheck:
+    """What one check judged and found."""
 
-        shell = get_ipython()
-        if shell is not None:
-            return shell.user_ns
-    except ImportError:
-        pass
-    return vars(sys.modules["__main__"])
+    result: Result | None
+    """None where the learner stopped it (Ctrl-C)."""
+    report: RunReport | None
+    notes: tuple[str, ...]
+    """What the learner must know before the verdict: where check() and the grader may differ."""
+    judged: str
+    """"answer cells" (as the grader will), or "names" (the notebook's, where no answer cell was found)."""
 
 
-def check(exercise_id: str, namespace: Mapping[str, Any] | None = None, *, quiet: bool = False) -> Result | None:
-    """Runs the exercise's public checks on the names defined in the notebook and prints feedback. Ctrl-C
-    stops it with a line that says so (no traceback) and no result: None."""
+def self_check(exercise_id: str, *, history: list[str] | None = None, namespace: Mapping[str, Any] | None = None,
+               timeout: float | None = TIME_LIMIT) -> SelfCheck:
+    """The public checks on the answer cells as last run (from `history`, the kernel's raw inputs; default: this
+    kernel's), else on `namespace` (default: the notebook's)."""
     exercise = get(exercise_id)
-    ns = _notebook_namespace() if namespace is None else namespace
     prepared = prepare(exercise, public_only=True)
+    shell = _shell()
+    if history is None:
+        history = list(shell.history_manager.input_hist_raw) if shell is not None else []
+    if namespace is None:
+        namespace = shell.user_ns if shell is not None else vars(sys.modules["__main__"])
+    answers = last_run_answers(history)
+    if not answers:
+        notes = ("check() found no answer cell among the cells you ran (an answer cell's first line says "
+                 "`# Answer cell (graded)`; put it back if you deleted it). It judged the names your notebook "
+                 "defines instead: the grader runs only the answer cells, and may judge otherwise.",)
+        steps = trial_steps(exercise, namespace, prepared.trials, (), prepared.inputs, filename="<notebook>",
+                            culprit_frames=None)
+        return _judged(exercise, prepared, steps, None, notes, "names", timeout)
+    notes = tuple(f"Answer cell {n} has not been run since the kernel started: run it, then check again (check() "
+                  "judges the answer cells as you last ran them)." for n in range(1, max(answers) + 1) if n not in answers)
+    code = notebook_code([answers[n] for n in sorted(answers)])
+    notes += tuple(f"`{name}` is defined outside an answer cell: the grader will not see it. Move it (or the "
+                   "import) into an answer cell." for name in outside_names(code, namespace))
+    steps = answer_steps(exercise, code, prepared.trials, (), prepared.inputs)
+    return _judged(exercise, prepared, steps, code, notes, "answer cells", timeout)
+
+
+def _judged(exercise: Exercise, prepared: Prepared, steps: Any, code: str | None, notes: tuple[str, ...],
+            judged: str, timeout: float | None) -> SelfCheck:
     try:
-        with stopping():
-            report = run_steps(trial_steps(exercise, ns, prepared.trials, (), prepared.inputs, filename="<notebook>",
-                                           culprit_frames=None))
+        with stopping(timeout):
+            report = run_steps(steps)
     except Stop as stop:
-        print(f"Self-check stopped ({stop}): no result.")
-        return None
-    result = judge(exercise, prepared, report, submission="notebook")
-    if not quiet:
-        print(feedback_text(result))
-        print("(Self-check: public checks only. The grader runs every check, also on inputs you do not see.)")
+        if not stop.timed_out:  # Ctrl-C: no verdict
+            return SelfCheck(None, None, (*notes, f"Self-check stopped ({stop}): no result."), judged)
+        report = RunReport(Status.TIMED_OUT, f"stopped after {timeout:g} s (does your code loop forever?)")
+    return SelfCheck(judge(exercise, prepared, report, submission="notebook", answer=code), report, notes, judged)
+
+
+def check(exercise_id: str, *, timeout: float | None = TIME_LIMIT) -> None:
+    """Judges the answer cells as you last ran them with the exercise's public checks, and prints what to fix.
+    Returns nothing; `check.last` holds what it found (a SelfCheck)."""
+    found = self_check(exercise_id, timeout=timeout)
+    check.last = found  # type: ignore[attr-defined]  # a function's attribute: the notebook's one handle on it
+    for note in found.notes:
+        print(f"Note: {note}")
+    if found.result is None:
+        return
+    print(feedback_text(found.result))
+    print(FOOTER)
     for hook in AFTER_CHECK:
         try:
-            hook(result, report)
+            hook(found.result, found.report)
         except Exception:  # noqa: BLE001 - what runs after a check must never break it
             pass
-    return result
+
+
+check.last = None  # type: ignore[attr-defined]
+
+
+def outside_names(code: str, namespace: Mapping[str, Any]) -> list[str]:
+    """Names the answer code uses, binds nowhere, and the kernel has: defined in some other cell, which the
+    grader does not run. Python's builtins and the notebook's own (display, get_ipython) are not counted."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    used, bound = [], set(vars(builtins)) | {"display", "get_ipython", "__file__", "__name__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            used.append(node.id)
+        elif isinstance(node, ast.Name):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    return [name for name in dict.fromkeys(used) if name not in bound and name in namespace
+            and not name.startswith("_")]
+
+
+def _shell() -> Any:
+    """IPython's running shell, if this is a notebook or an IPython console."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()

@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 
+from .cells import notebook_code
 from .files import RefusedFile, read_bounded
 
 ANSWER_TAG = "answer"
@@ -24,7 +25,6 @@ ANSWER_TAG = "answer"
 MAX_BYTES = 20_000_000
 """The largest submission read (20 MB); an exercise notebook with its outputs is well below 1 MB."""
 
-_MAGIC = re.compile(r"^(\s*)([%!].*)$", re.MULTILINE)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHOWN = 300
 """Characters of a parser's message kept in a verdict."""
@@ -139,5 +139,4 @@ def answer_code(path: str | Path) -> Answer:
             "lost by copying cells into a new notebook: start again from the exercise notebook and paste "
             "your code into its answer cells."
         )
-    code = "\n\n".join(_MAGIC.sub(r"\1# (notebook magic, not graded) \2", _source(c)) for c in answers)
-    return Answer(str(path), _no_surrogates(path, code), notebook_exercise(nb))
+    return Answer(str(path), _no_surrogates(path, notebook_code([_source(c) for c in answers])), notebook_exercise(nb))

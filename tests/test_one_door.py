@@ -13,12 +13,14 @@ import time
 import pytest
 
 from autograder.call import Call, Stop, stopping
+from autograder.cells import marker_line
 from autograder.exercises import get
+from autograder.feedback_text import feedback_text
 from autograder.harness import load_answer, run_answer
 from autograder.pipeline import judge, run
 from autograder.runner.limits import Limits
 from autograder.runner.pool import WarmPool
-from autograder.selfcheck import check
+from autograder.selfcheck import self_check
 from tests.conftest import prepared, solution_code
 from tests.exercises.test_residual_add import BROKEN
 
@@ -185,19 +187,28 @@ def test_a_name_that_raises_when_looked_at_is_a_problem_not_an_escape(grade):
 # ---- the notebook's self-check ----------------------------------------------------------------------------------
 
 
-def test_self_check_records_what_the_notebook_raises(capsys):
-    namespace, error = load_answer(in_a_trial("Sneaky"))
-    assert error is None
-    result = check(ID, namespace)
-    assert result.score == 0 and "raised Sneaky" in capsys.readouterr().out
+def answer_cell(code: str) -> str:
+    return marker_line(1, 1) + "\n" + code
 
 
-def test_ctrl_c_stops_the_self_check_with_a_line_that_says_so(capsys):
+def test_self_check_records_what_the_notebook_raises():
+    result = self_check(ID, history=[answer_cell(in_a_trial("Sneaky"))], namespace={}).result
+    assert result.score == 0 and "raised Sneaky" in feedback_text(result)
+
+
+def test_ctrl_c_stops_the_self_check_with_a_line_that_says_so():
     namespace, error = load_answer(BROKEN)
     assert error is None
     namespace["ResidualBlock"].forward = lambda self, x: interrupt()
-    assert check(ID, namespace) is None
-    assert "Self-check stopped (interrupted (Ctrl-C)): no result." in capsys.readouterr().out
+    found = self_check(ID, history=[], namespace=namespace)  # no answer cell run: it judges the notebook's names
+    assert found.result is None and found.judged == "names"
+    assert "Self-check stopped (interrupted (Ctrl-C)): no result." in found.notes
+
+
+def test_a_self_check_that_loops_is_timed_out_as_the_grader_would():
+    looping = BROKEN.replace("return out", "while True:\n            pass")
+    found = self_check(ID, history=[answer_cell(looping)], namespace={}, timeout=1.0)
+    assert found.result.status == "timed_out" and "loop forever" in found.result.output
 
 
 # ---- through the sandboxed worker -----------------------------------------------------------------------------

@@ -10,12 +10,12 @@ import torch
 from autograder import cli, public
 from autograder import trials as trial_plan
 from autograder.batch import Preparations, Settings
+from autograder.cells import marker_line
 from autograder.exercises import EXERCISES
-from autograder.harness import load_answer
 from autograder.pipeline import grade_code, prepare
 from autograder.public import PublicDataError, drift, load_public, make_public, paths
 from autograder.reference_store import ENV, ReferencesMissing, load_reference, run_reference
-from autograder.selfcheck import check
+from autograder.selfcheck import self_check
 from tests.conftest import solution_code
 
 
@@ -205,9 +205,10 @@ def no_references(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
 def test_self_check_works_without_references(no_references, exercise_id):
-    namespace, error = load_answer(solution_code(exercise_id))
-    assert error is None
-    result = check(exercise_id, namespace, quiet=True)
+    answer = marker_line(1, 1) + "\n" + solution_code(exercise_id)
+    found = self_check(exercise_id, history=["import torch", answer, 'check("...")'], namespace={})
+    result = found.result
+    assert found.judged == "answer cells" and not found.notes
     assert result.tests and all(t.status == "passed" for t in result.tests), [(t.name, t.output) for t in result.tests]
     public = {c.name for c in EXERCISES[exercise_id].checks if c.public}
     assert {t.name for t in result.tests} == public

@@ -5,6 +5,8 @@ import json
 import nbformat
 import pytest
 
+from autograder.cells import CELL_BREAK
+from autograder.harness import load_answer
 from autograder.submission import SubmissionError, answer_code
 
 
@@ -29,12 +31,25 @@ def test_answer_cells_in_order_with_exercise_from_metadata(tmp_path):
     assert "a = 1" in result.code and "b = a" in result.code and "ignored" not in result.code
 
 
-def test_magics_are_commented_out(tmp_path):
+def test_ipython_syntax_becomes_the_calls_jupyter_makes(tmp_path):
+    """As IPython reads a cell, not as a pattern would: `!=` continuing a line stays a comparison."""
     path = tmp_path / "s.ipynb"
-    nbformat.write(notebook([answer("%timeit 1\n!ls\nx = 1")]), path)
+    nbformat.write(notebook([answer("%timeit y = 1\n!ls\nx = (1\n    != 2)\ntorch.relu?"), answer("z = 3")]), path)
     code = answer_code(path).code
-    compile(code, "x", "exec")
-    assert "# (notebook magic, not graded) %timeit" in code
+    assert code.splitlines() == ["get_ipython().run_line_magic('timeit', 'y = 1')", "get_ipython().system('ls')",
+                                 "x = (1", "    != 2)", "get_ipython().run_line_magic('pinfo', 'torch.relu')",
+                                 CELL_BREAK, "z = 3"]
+    namespace, error = load_answer(code)
+    assert error is None and (namespace["x"], namespace["y"], namespace["z"]) == (True, 1, 3)
+
+
+def test_each_answer_cell_is_compiled_on_its_own_and_lines_count_in_the_whole(tmp_path):
+    path = tmp_path / "s.ipynb"
+    nbformat.write(notebook([answer("import math"), answer("from __future__ import annotations\nx: int = 1"),
+                             answer("y = (")]), path)
+    namespace, error = load_answer(answer_code(path).code)
+    assert namespace["x"] == 1 and "math" in namespace
+    assert (error.type, error.line, error.code) == ("SyntaxError", 6, "y = (")
 
 
 def test_py_file_is_one_answer_cell(tmp_path):
