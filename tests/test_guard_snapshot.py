@@ -78,3 +78,46 @@ def test_torchs_own_lazy_rebinding_is_accepted_and_nothing_like_it():
     assert found.pop("dynamo loaded by the step") and found.pop("torch rebound manual_seed")
     assert found.pop("after torch's own rebinding") == [] and found.pop("after a call through it") == []
     assert found == {name: ["torch.manual_seed"] for name in found} and len(found) == 4, found
+
+
+COMPILES = r'''
+import json, types
+import torch
+from autograder.runner.guard import Snapshot
+
+snapshot = Snapshot()
+found = {}
+init, setstate = torch.nn.Module.__init__, torch.nn.Module.__setstate__
+add = torch.compile(lambda a, b: a + b, backend="eager")
+found["compiled and ran"] = torch.equal(add(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))
+found["torch rebound Module.__init__"] = torch.nn.Module.__init__ is not init
+found["after torch.compile"] = snapshot.changed(deep=True)
+patched = torch.nn.Module.__init__
+attempts = {
+    "its code, other globals": types.FunctionType(patched.__code__, {"GenerationTracker": None}, "patched_init",
+                                                  None, patched.__closure__),
+    "its code, closed over another function": types.FunctionType(patched.__code__, patched.__globals__,
+                                                                  "patched_init", None, (types.CellType(len),)),
+    "a look-alike": lambda self, *a, **k: init(self, *a, **k),
+}
+for name, value in attempts.items():
+    torch.nn.Module.__init__ = value
+    found[name] = snapshot.changed(deep=True)
+print(json.dumps(found))
+'''
+
+
+def test_torch_compiles_own_patch_is_accepted_and_nothing_like_it():
+    """torch.compile's first compilation wraps nn.Module.__init__ and __setstate__ (dynamo's generation tags):
+    an honest answer that compiles a function is not tampering; the same code with other globals or closed over
+    something else, or any other function there, is."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", COMPILES], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout)
+    assert found.pop("compiled and ran") and found.pop("torch rebound Module.__init__")
+    assert found.pop("after torch.compile") == []
+    assert found == {name: ["torch.nn.Module.__init__"] for name in found} and len(found) == 3, found

@@ -18,6 +18,7 @@ code that computes the right answers itself and puts them in its observations.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -25,7 +26,8 @@ import threading
 from collections.abc import Callable
 from itertools import repeat
 from operator import attrgetter, is_
-from types import FunctionType, ModuleType
+from pathlib import Path
+from types import CodeType, FunctionType, ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..call import Call
@@ -123,6 +125,13 @@ an optimizer's first step: `torch.manual_seed = torch._disable_dynamo(torch.manu
 not load dynamo before its snapshot (one that grades no exercise whose trials step an optimizer) meets that
 in a job whose answer steps one. Accepted only as exactly that: torch's own wrapper, around the snapshot's
 own function (`Snapshot.rebound_by_torch`)."""
+DYNAMO_PATCHES = {("torch.nn.Module", "__init__"): ("patched_init", "init"),
+                  ("torch.nn.Module", "__setstate__"): ("patched_setstate", "setstate")}
+"""What torch.compile's first compilation rebinds (torch/_dynamo/mutation_guard.py,
+install_generation_tagging_init): nn.Module's __init__ and __setstate__, each wrapped by a function of that
+file that calls the original and tags the module. Accepted only as exactly that: a function whose code is that
+file's (compiled here from torch's source, never from what the job could have changed), whose globals are that
+module's, closed over the snapshot's own function."""
 
 
 class Snapshot:
@@ -140,8 +149,10 @@ class Snapshot:
         modules, spaces = _modules()
         self.modules = modules
         groups: dict[int, tuple[dict, list]] = {}
-        for space in [*modules.values(), *spaces.values()]:
-            namespace = vars(space)
+        self.labels: dict[int, str] = {}
+        for name, space in [*modules.items(), *spaces.items()]:
+            namespace = vars(space)  # a class's is a new proxy at each call: this one is kept, and labelled
+            self.labels[id(namespace)] = name
             resets = FORK_RESETS.get(getattr(space, "__name__", ""), set())
             for key, value in list(namespace.items()):
                 if key in resets:
@@ -158,14 +169,18 @@ class Snapshot:
                                 tuple(k for k, _ in functions), tuple(f for _, f in functions),
                                 tuple(f.__code__ for _, f in functions), tuple(f.__defaults__ for _, f in functions)))
         self.protected = protected_objects()
-        self.labels = {id(vars(s)): n for n, s in [*modules.items(), *spaces.items()]}
         import torch
 
         self._torch_wrapper = torch._disable_dynamo(len).__code__  # wrapping imports nothing; calling would
+        for name, _ in DYNAMO_PATCHES.values():  # read and compiled now, before any job (and its audit hook)
+            _torch_code(_MUTATION_GUARD, name)
 
     def rebound_by_torch(self, label: str | None, key: str, old: object, new: object) -> bool:
         """Whether `new`, found where the snapshot had `old`, is torch's lazy rebinding (TORCH_REBINDS): a plain
-        function with the code of torch._disable_dynamo's wrapper, closed over `old` (and recursive=True)."""
+        function with the code of torch._disable_dynamo's wrapper, closed over `old` (and recursive=True); or
+        torch.compile's (DYNAMO_PATCHES)."""
+        if (label, key) in DYNAMO_PATCHES:
+            return type(new) is FunctionType and _dynamo_patch(*DYNAMO_PATCHES[(label, key)], old, new)
         if (label, key) not in TORCH_REBINDS or type(new) is not FunctionType:
             return False
         if new.__code__ is not self._torch_wrapper or new.__defaults__ is not None or new.__kwdefaults__:
@@ -199,6 +214,41 @@ class Snapshot:
 
 
 _CODE, _DEFAULTS = attrgetter("__code__"), attrgetter("__defaults__")
+_MUTATION_GUARD = "torch._dynamo.mutation_guard"
+
+
+def _dynamo_patch(name: str, holds: str, old: object, new: FunctionType) -> bool:
+    """Whether `new` is mutation_guard.py's function `name`, as torch compiles it, closed over `old` as `holds`."""
+    module = sys.modules.get(_MUTATION_GUARD)
+    expected = _torch_code(_MUTATION_GUARD, name)
+    if module is None or expected is None or new.__globals__ is not vars(module):
+        return False
+    if new.__code__ != expected or new.__code__.co_filename != expected.co_filename or new.__defaults__ is not None:
+        return False
+    try:
+        cells = {n: c.cell_contents for n, c in zip(new.__code__.co_freevars, new.__closure__ or ())}
+    except ValueError:
+        return False
+    return cells.keys() == {holds} and cells[holds] is old
+
+
+@functools.cache
+def _torch_code(module: str, name: str) -> CodeType | None:
+    """The code object of function `name` (at any depth) in torch's module `module`, compiled from its source
+    file in torch's installation: what torch itself runs, whatever a job did to the loaded module."""
+    import torch
+
+    path = Path(torch.__file__).parent.joinpath(*module.split(".")[1:]).with_suffix(".py")
+    try:
+        todo = [compile(path.read_text(encoding="utf-8"), str(path), "exec", dont_inherit=True)]
+    except (OSError, SyntaxError, ValueError):
+        return None
+    while todo:
+        code = todo.pop()
+        if code.co_name == name:
+            return code
+        todo += [c for c in code.co_consts if isinstance(c, CodeType)]
+    return None
 
 
 def _into(box: list, call: Callable[..., Call], step: Callable[[object], object], sent: object) -> None:
