@@ -216,6 +216,10 @@ class Exercise:
             if unknown:
                 raise ValueError(f"exercise {self.id!r}, check {check.name!r}: no scenario is named {unknown[0]!r} "
                                  f"(the scenarios: {', '.join(map(repr, names))})")
+            if check.public and not any(s.public for s in self.scenarios if s.name in read):
+                raise ValueError(f"exercise {self.id!r}, check {check.name!r} is visible but reads no public "
+                                 "scenario: the self-check, which runs the visible checks on public trials alone, "
+                                 "could never judge it")
             writes = [w for s in self.scenarios if s.name in read for w in s.writes]
             for item in check.rule.reads:
                 written = item in writes if isinstance(item, Family) else bool(select(tuple(writes), (item,)))

@@ -1,5 +1,7 @@
 """The pure core: RunReports in, Results out, one closed set of outcomes. No processes here."""
 
+from dataclasses import replace
+
 import nbformat
 import pytest
 import torch
@@ -7,7 +9,7 @@ import torch
 from autograder import checks
 from autograder import trials as plan
 from autograder.assign import exercise_notebook
-from autograder.evidence import GraderError
+from autograder.evidence import Evidence, GraderError
 from autograder.exercises import EXERCISES, get
 from autograder.grade import grade
 from autograder.harness import run_answer
@@ -94,19 +96,22 @@ def _toy(evaluate, scenarios_public=True):
     return Exercise(
         id="toy", number=99, title="toy", defines=(Symbol("f", "function", ("x",)),),
         scenarios=(Scenario("s", draw, run, ("y",), public=scenarios_public),),
-        checks=(Check("c", 10, "toy", evaluate, public=True),),
+        checks=(Check("c", 10, "toy", evaluate, public=scenarios_public),),
         failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     )
 
 
 def test_a_check_that_sees_no_trial_is_a_grader_error_not_a_pass():
-    """A public check of a hidden scenario, in a self-check (public trials only): nothing to judge."""
-    toy = _toy(checks.completes(("s",), "Running f"), scenarios_public=False)
-    trials = plan.plan(toy, ("cpu",), True)
-    inputs = plan.draw(toy, trials, 0)
-    report = run_answer(toy, "def f(x):\n    return x * 2\n", trials, inputs)
+    toy = _toy(checks.completes(("s",), "Running f"))
     with pytest.raises(GraderError, match="no trial ran, in scenarios s"):
-        grade(toy, report, run_reference(toy, trials, inputs, TOY_REFERENCE), trials, inputs, public_only=True)
+        toy.checks[0].rule(Evidence(toy, (), {}, {}, {}))
+
+
+def test_a_visible_check_of_hidden_scenarios_alone_is_refused_when_defined():
+    """A visible check is what the self-check judges, on public trials: one that reads none is a mistake."""
+    with pytest.raises(ValueError, match="is visible but reads no public scenario"):
+        replace(_toy(checks.completes(("s",), "Running f"), scenarios_public=False),
+                checks=(Check("c", 10, "toy", checks.completes(("s",), "Running f"), public=True),))
 
 
 def test_a_failing_reference_is_a_grader_error():
