@@ -22,6 +22,7 @@ import nbformat
 
 from .cells import ANSWER_MARKER, marker_line
 from .files import write_atomically
+from .settings import TORCH_CHECKED
 from .submission import is_answer_cell
 
 SOLUTION_ONLY_TAG = "solution-only"
@@ -35,14 +36,21 @@ TODO = "{indent}# TODO: your fix goes here (see the task above).\n{indent}raise 
 
 SETUP_TAG = "setup"
 SETUP = """\
-# Setup: on Colab or Binder this installs the course's checker; where it is installed, it does nothing.
+# Setup: on Colab or Binder this installs the course's checker (keeping this notebook's torch) and says which
+# torch the course was checked on; where the course is installed, it only checks the torch.
 import importlib.util
 import subprocess
 import sys
 
 if importlib.util.find_spec("autograder") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
-                    "{requirement}"], check=True)"""
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", {needs}], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    "{requirement}"], check=True)
+import torch
+
+if not torch.__version__.startswith("{checked}"):
+    print("Note: this course was checked on torch {checked}; this notebook runs torch", torch.__version__ + ".",
+          "Error messages may be worded a little otherwise (the notebooks accept the known forms).")"""
 
 
 def repository() -> str:
@@ -54,9 +62,22 @@ def repository() -> str:
     raise AssignError("pyproject.toml has no [project.urls] Repository")
 
 
-def setup_cell() -> nbformat.NotebookNode:
-    requirement = f"inplace-autograd-course @ git+{repository()}"
-    return nbformat.v4.new_code_cell(SETUP.format(requirement=requirement), metadata={"tags": [SETUP_TAG]})
+def needs() -> list[str]:
+    """The course's own dependencies but torch, as its package metadata lists them (no extra's)."""
+    found = []
+    for requirement in metadata.requires("inplace-autograd-course") or []:
+        name, _, marker = requirement.partition(";")
+        if "extra" not in marker and not re.match(r"torch\b", name.strip()):
+            found.append(name.strip())
+    return found
+
+
+def setup_cell(repository_url: str | None = None) -> nbformat.NotebookNode:
+    """The first code cell: the course from `repository_url` (default: this course's own repository)."""
+    requirement = f"inplace-autograd-course @ git+{repository_url or repository()}"
+    checked = ".".join(TORCH_CHECKED.split(".")[:2])
+    source = SETUP.format(requirement=requirement, needs=", ".join(f'"{n}"' for n in needs()), checked=checked)
+    return nbformat.v4.new_code_cell(source, metadata={"tags": [SETUP_TAG]})
 
 
 class AssignError(Exception):
@@ -102,8 +123,8 @@ def marked(source: str, n: int, total: int) -> str:
     return f"{marker_line(n, total)}\n{body}"
 
 
-def exercise_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The student's notebook made from a solution notebook."""
+def exercise_notebook(solution: nbformat.NotebookNode, repository_url: str | None = None) -> nbformat.NotebookNode:
+    """The student's notebook made from a solution notebook (its setup cell installing from `repository_url`)."""
     nb = copy.deepcopy(solution)
     answers = [c for c in nb.cells if is_answer_cell(c)]
     for n, cell in enumerate(answers, 1):
@@ -119,7 +140,7 @@ def exercise_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs = []
             cell.execution_count = None
         cells.append(cell)
-    setup = setup_cell()
+    setup = setup_cell(repository_url)
     setup.id = "setup"  # stable, so that regenerating gives the same file
     nb.cells = [*cells[:1], setup, *cells[1:]]  # after the title, before any code
     return nb
@@ -131,12 +152,19 @@ class Drift:
     reason: str
 
 
-def assign(solutions: Path, exercises: Path, check: bool = False) -> list[Drift]:
-    """Writes (or, with check, compares) exercises/NN_<id>.ipynb for every solution notebook."""
+def assign(solutions: Path, exercises: Path, check: bool = False, only: tuple[str, ...] = ()) -> list[Drift]:
+    """Writes (or, with check, compares) exercises/NN_<id>.ipynb for every solution notebook (of the exercises
+    `only` names, where it names some)."""
     drifts = []
     sources = sorted(solutions.glob("*.ipynb"))
     if not sources:
         raise AssignError(f"no solution notebooks in {solutions}")
+    if only:
+        named = {src: src.stem.split("_", 1)[-1] for src in sources}
+        unknown = sorted(set(only) - set(named.values()))
+        if unknown:
+            raise AssignError(f"no solution notebook for {', '.join(unknown)} in {solutions}")
+        sources = [src for src in sources if named[src] in only]
     for src in sources:
         solution = nbformat.read(src, as_version=4)
         if not any(c.cell_type == "code" and has_solution(c.source) for c in solution.cells):
@@ -150,7 +178,7 @@ def assign(solutions: Path, exercises: Path, check: bool = False) -> list[Drift]
                 drifts.append(Drift(target, f"differs from what {src.name} generates"))
         else:
             write_atomically(target, text)
-    if check:
+    if check and not only:
         expected = {s.name for s in sources}
         drifts += [Drift(p, "has no solution notebook") for p in sorted(exercises.glob("*.ipynb")) if p.name not in expected]
     return drifts

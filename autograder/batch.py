@@ -23,7 +23,7 @@ from .files import RefusedFile, json_text, plain_data, read_bounded, safe_text, 
 from .gradebook import batch_gradebook_csv
 from .outcome import RunReport
 from .pipeline import Prepared, judge, prepare, run
-from .result import Result
+from .result import Cause, Result
 from .runner import Runner
 from .settings import Settings
 from .spec import Exercise
@@ -57,7 +57,7 @@ def exercise_from_name(path: Path) -> str | None:
 
 def malformed(submission: str, exercise: str, message: str, max_score: float) -> Result:
     return Result(exercise=exercise, submission=submission, status=Status.MALFORMED, score=0.0,
-                  max_score=max_score, output=message)
+                  max_score=max_score, output=message, causes=(Cause(message),))
 
 
 class Preparations:
@@ -153,7 +153,7 @@ def grader_error(name: str, exercise_id: str | None, error: BaseException) -> Re
     return Result(exercise=exercise_id if isinstance(exercise_id, str) else "unknown", submission=name,
                   status=Status.GRADER_ERROR, score=0.0, max_score=_max(exercise_id),
                   output=f"Internal grading error (not your fault; your teacher has been told): {detail}",
-                  extra={"grader_traceback": trace})
+                  extra={"grader_traceback": trace}, causes=(Cause(detail),))
 
 
 def _shown(text: str, limit: int = 60) -> str:

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import devices as device_choice
+from .files import terminal_text
 
 if TYPE_CHECKING:
     from .runner.pool import WarmPool
@@ -110,32 +111,55 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: tuple[list[Path], li
         task = progress.add_task("", total=len(files))
 
         def done(name: str, data: dict, reused: bool) -> None:
-            progress.update(task, advance=1, description=f"{name}{' (already graded)' if reused else ''}")
+            shown = terminal_text(name).replace("[", "\\[")  # a file's name is text, never markup
+            progress.update(task, advance=1, description=f"{shown}{' (already graded)' if reused else ''}")
 
         results = grade_batch(args.paths, args.out, settings, pool, jobs=args.jobs, on_done=done,
                               preparations=preparations, found=found)
-    _summary(console, results, args.out)
+    _summary(console, results, args.out, args.table)
     return 1 if any(r.get("status") == "grader_error" for r in results) else 0
 
 
-def _summary(console: Console, results: list[dict], out: Path) -> None:
+TABLE_ROWS = 20
+"""At most this many submissions get a row each after `grade` without --table; more are counted per status."""
+
+
+def _summary(console: Console, results: list[dict], out: Path, table_wanted: bool) -> None:
+    """The batch's totals per status and what to run next; the table of every submission where it is short or
+    asked for. What a submission named or raised is shown as text, never as markup or terminal codes."""
+    from rich.text import Text
+
+    from .files import terminal_text
     from .result import Result
     from .status import Status
 
     graded = [Result.from_json(r) for r in results]
-    table = Table(title=f"{len(graded)} submissions graded")
-    for column in ("submission", "exercise", "status", "score", "failed checks"):
-        table.add_column(column, overflow="fold")
     style = {Status.PASSED: "green", Status.GRADER_ERROR: "bold red", Status.FAILED: "yellow"}
-    for r in graded:
-        failed = ", ".join(t.name for t in r.tests if t.status == Status.FAILED)
-        table.add_row(r.submission, r.exercise, f"[{style.get(r.status, 'red')}]{r.status}[/]",
-                      f"{r.score:g}/{r.max_score:g}", failed)
-    console.print(table)
-    errors = sum(r.status == Status.GRADER_ERROR for r in graded)
-    if errors:
-        console.print(f"[bold red]{errors} submission(s) hit an internal grading error: see their results.json[/]")
-    console.print(f"Results: {out}/<submission>/results.json; gradebook: {out / 'gradebook.csv'}")
+    if table_wanted or len(graded) <= TABLE_ROWS:
+        table = Table(title=f"{len(graded)} submissions graded")
+        for column in ("submission", "exercise", "status", "score", "failed checks, or why"):
+            table.add_column(column, overflow="fold")
+        for r in graded:
+            failed = ", ".join(t.name for t in r.tests if t.status == Status.FAILED)
+            why = failed if r.status in (Status.FAILED, Status.PASSED) or not r.causes else r.causes[0].text[:200]
+            table.add_row(Text(terminal_text(r.submission)), Text(terminal_text(r.exercise)),
+                          Text(str(r.status), style=style.get(r.status, "red")), f"{r.score:g}/{r.max_score:g}",
+                          Text(terminal_text(why)))
+        console.print(table)
+    counts = {s: sum(r.status == s for r in graded) for s in Status}
+    line = Text(f"{len(graded)} submissions: ")
+    for i, (status, n) in enumerate((s, n) for s, n in counts.items() if n):
+        line.append(", " if i else "")
+        line.append(f"{n} {status}", style=style.get(status, "red"))
+    console.print(line)
+    if counts[Status.GRADER_ERROR]:
+        console.print(Text(f"{counts[Status.GRADER_ERROR]} hit an internal grading error (not the students' fault): "
+                           "see their results.json, then run the same command again to regrade them",
+                           style="bold red"))
+    console.print(f"Results: {out}/<submission>/results.json; gradebook: {out / 'gradebook.csv'}"
+                  + ("" if table_wanted or len(graded) <= TABLE_ROWS else " (--table lists every submission)"))
+    console.print(f"Next: autograder report {out}   (a page per student and submission, why each failed, the LMS "
+                  "files)")
 
 
 def _self_check(exercise: str, code: str, args: argparse.Namespace, pool: WarmPool | None):
@@ -190,7 +214,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
-    from .feedback_text import feedback_text
+    from .feedback_text import FOOTER, feedback_text
     from .runner.pool import PoolError
     from .status import Status
 
@@ -201,8 +225,8 @@ def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | 
     if result is None:
         print(f"Stopped after {args.timeout:g} s: does your code loop forever? (--timeout sets the limit)")
         return 1
-    print(feedback_text(result))
-    print("(Self-check: public checks only. The grader also checks gradients on hidden inputs.)")
+    print(terminal_text(feedback_text(result)))  # a file that is not one's own (--sandbox) may print anything
+    print(FOOTER)
     return 0 if result.status == Status.PASSED else 1
 
 
@@ -210,7 +234,7 @@ def cmd_assign(args: argparse.Namespace) -> int:
     from .assign import AssignError, assign
 
     try:
-        drifts = assign(args.solutions, args.exercises, check=args.check)
+        drifts = assign(args.solutions, args.out, check=args.check, only=tuple(args.exercise or ()))
     except AssignError as e:
         _console(stderr=True).print(f"[red]{e}[/]")
         return 2
@@ -220,9 +244,9 @@ def cmd_assign(args: argparse.Namespace) -> int:
         if drifts:
             print("Run `autograder assign` to regenerate exercises/ from solutions/.")
             return 1
-        print(f"exercises/ matches solutions/ ({len(list(args.solutions.glob('*.ipynb')))} notebooks)")
+        print(f"{args.out}/ matches {args.solutions}/")
         return 0
-    print(f"wrote {args.exercises}/ from {args.solutions}/")
+    print(f"wrote {args.out}/ from {args.solutions}/" + (f" ({', '.join(args.exercise)})" if args.exercise else ""))
     return 0
 
 
@@ -270,9 +294,11 @@ def _list_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _grade_arguments(g: argparse.ArgumentParser) -> None:
-    g.add_argument("paths", nargs="+", type=Path)
+    g.add_argument("paths", nargs="+", type=Path, help="submissions: .ipynb and .py files, or folders of them")
     g.add_argument("--exercise", help="exercise id for files whose metadata does not say")
-    g.add_argument("--device", default="auto", choices=device_choice.CHOICES)
+    g.add_argument("--device", default="auto", choices=device_choice.CHOICES,
+                   help="auto (default): the CPU, and CUDA where there is one; cpu; cuda; all (as auto, and warns "
+                        "where there is no CUDA)")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     g.add_argument("--out", type=Path, default=Path("grades"), help="where results go (default: grades/)")
     g.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per submission (default 60)")
@@ -283,12 +309,14 @@ def _grade_arguments(g: argparse.ArgumentParser) -> None:
                    help="where bubblewrap cannot run (or with --no-sandbox), run submissions as this unprivileged "
                         "user (the grader must be root; that user must be able to read the grader's Python)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.add_argument("--table", action="store_true",
+                   help=f"list every submission at the end (by default only when there are at most {TABLE_ROWS})")
     g.set_defaults(func=cmd_grade)
 
 
 def _check_arguments(c: argparse.ArgumentParser) -> None:
-    c.add_argument("path", type=Path)
-    c.add_argument("--exercise")
+    c.add_argument("path", type=Path, help="your notebook or .py file")
+    c.add_argument("--exercise", help="exercise id, where the file's metadata does not say")
     c.add_argument("--timeout", type=float, default=60.0, help="seconds before the check gives up (default 60)")
     c.add_argument("--sandbox", action="store_true",
                    help="run the code in the grader's sandboxed worker (for a file that is not your own)")
@@ -296,10 +324,36 @@ def _check_arguments(c: argparse.ArgumentParser) -> None:
 
 
 def _assign_arguments(a: argparse.ArgumentParser) -> None:
-    a.add_argument("--check", action="store_true", help="exit non-zero where exercises/ has drifted")
-    a.add_argument("--solutions", type=Path, default=Path("solutions"))
-    a.add_argument("--exercises", type=Path, default=Path("exercises"))
+    a.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 where the exercise notebooks have drifted from the solutions")
+    a.add_argument("--solutions", type=Path, default=Path("solutions"), metavar="DIR",
+                   help="the solution notebooks, the source of truth (default: solutions/)")
+    a.add_argument("--out", type=Path, default=Path("exercises"), metavar="DIR",
+                   help="where the students' notebooks are written (default: exercises/)")
+    a.add_argument("--exercise", action="append", metavar="ID",
+                   help="only this exercise (repeatable; default: every solution notebook)")
     a.set_defaults(func=cmd_assign)
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from .release import ReleaseError, release
+
+    try:
+        parts = release(args.out, args.repository)
+    except ReleaseError as e:
+        return _usage(str(e))
+    print(f"wrote the student edition into {args.out}: {', '.join(p.name for p in parts)}.\n"
+          f"Publish it at {args.repository} (its setup cells, pyproject.toml and the book's buttons point there). "
+          "It holds no solutions/ and no references/: keep those to yourself.")
+    return 0
+
+
+def _release_arguments(r: argparse.ArgumentParser) -> None:
+    r.add_argument("out", type=Path, help="a new (or empty) folder for the student edition")
+    r.add_argument("--repository", required=True, metavar="URL",
+                   help="where you will publish it (your own copy): the notebooks' setup cell, pyproject.toml and "
+                        "the book's launch buttons install from and link to it")
+    r.set_defaults(func=cmd_release)
 
 
 def _publish_arguments(p: argparse.ArgumentParser) -> None:
@@ -338,6 +392,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "grade": ("grade files or folders of submissions", _grade_arguments),
     "check": ("self-check a notebook or .py file (public checks only)", _check_arguments),
     "assign": ("write exercises/ from solutions/", _assign_arguments),
+    "release": ("the student edition: exercises, book and package, without solutions or references", _release_arguments),
     "publish": ("write the self-check's public inputs and expected outcomes from references/", _publish_arguments),
     "blame": ("run a script and name the line that modified a tensor saved for backward", _blame_arguments),
     "export": ("a bundle for a grading platform (autograder/platforms/: Gradescope, PrairieLearn)", _export_arguments),

@@ -6,6 +6,8 @@ from __future__ import annotations
 from .result import Result
 from .status import Status
 
+FOOTER = "(Self-check: public checks only. The grader runs every check, also on inputs you do not see.)"
+
 
 def feedback_text(result: Result) -> str:
     """The feedback a student reads: one line per check, what to fix under each failed one."""

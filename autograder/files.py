@@ -96,6 +96,18 @@ def safe_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""What a terminal would obey rather than show: C0 and C1 controls but newline and tab (ESC starts the sequences
+that set a window's title, write the clipboard or move the cursor over a line already printed), DEL, and the
+marks that reorder text right to left."""
+
+
+def terminal_text(text: str) -> str:
+    """`text` as a terminal must show it when a submission wrote it: every control character made visible
+    (`\\x1b`, `\\u202e`), so that it can only ever be read, never obeyed."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), safe_text(text))
+
+
 def plain_data(value: Any, depth: int = 0) -> Any:
     """A JSON-able copy of `value` whose strings all encode: str keys, safe text, unknown objects as text."""
     if depth > 50:

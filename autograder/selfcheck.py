@@ -25,7 +25,7 @@ from typing import Any
 from .call import Stop, stopping
 from .cells import last_run_answers, notebook_code
 from .exercises import get
-from .feedback_text import feedback_text
+from .feedback_text import FOOTER, feedback_text
 from .harness import answer_steps, run_steps, trial_steps
 from .outcome import RunReport
 from .pipeline import Prepared, judge, prepare
@@ -35,7 +35,6 @@ from .status import Status
 
 TIME_LIMIT = 60.0
 """Seconds a check may take before it stops the code (as `autograder check --timeout`): a loop that never ends."""
-FOOTER = "(Self-check: public checks only. The grader runs every check, also on inputs you do not see.)"
 
 AFTER_CHECK: list[Callable[[Result, RunReport], None]] = []
 """Called after every check() with its result and run report, never letting an error out: the workshop's

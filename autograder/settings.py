@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+TORCH_CHECKED = "2.13.0"
+"""The torch the course is checked on (its tests, the bundles' pin, Binder's). Others of the 2.x line may word a
+message otherwise or behave otherwise where a release changed; the notebooks' setup cell says so when a
+learner's differs, and the course states each such change with its release."""
+
 DEFAULT_SALT = "inplace-course"
 """Mixed into every hidden seed where no salt is given; a batch sets a secret one per term."""
 

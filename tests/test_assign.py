@@ -83,9 +83,25 @@ def test_setup_cell_installs_the_course_only_where_it_is_missing(path):
     code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     assert SETUP_TAG in code[0].metadata.get("tags", []), "the setup cell must run before any other code"
     assert _run_setup_cell(code[0].source, installed=True) == []
-    [command] = _run_setup_cell(code[0].source, installed=False)
-    assert command[1:4] == ["-m", "pip", "install"]
-    assert command[-1] == f"inplace-autograd-course @ git+{repository()}"
+    needs, course = _run_setup_cell(code[0].source, installed=False)
+    assert needs[1:4] == course[1:4] == ["-m", "pip", "install"]
+    assert course[-1] == f"inplace-autograd-course @ git+{repository()}" and "--no-deps" in course
+    assert not [n for n in needs if n.startswith("torch")] and any(n.startswith("nbformat") for n in needs)
+
+
+def test_the_setup_cell_says_which_torch_the_course_was_checked_on(capsys, monkeypatch):
+    """On Colab the torch is newer than the one the course was checked on: the learner is told, once."""
+    import torch
+
+    from autograder.assign import setup_cell
+
+    source = setup_cell().source
+    monkeypatch.setattr(torch, "__version__", "2.99.0+cu130")
+    _run_setup_cell(source, installed=True)
+    assert "checked on torch 2.13; this notebook runs torch 2.99.0+cu130" in capsys.readouterr().out
+    monkeypatch.setattr(torch, "__version__", "2.13.0+cpu")
+    _run_setup_cell(source, installed=True)
+    assert capsys.readouterr().out == ""
 
 
 def test_book_binder_and_package_agree_on_the_repository_and_torch():

@@ -5,6 +5,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -240,7 +241,8 @@ def test_help_lists_every_command_and_all_their_arguments(capsys):
         assert name in top and summary.split()[0] in top
     every = parser()  # all commands configured at once: what each one alone must show
     expected = {"list": [], "grade": ["--jobs", "--no-sandbox", "--run-as", "--memory", "paths"],
-                "check": ["--sandbox", "--timeout", "path"], "assign": ["--solutions"], "publish": ["--check"],
+                "check": ["--sandbox", "--timeout", "path"], "assign": ["--solutions", "--out", "--exercise"],
+                "publish": ["--check"], "release": ["--repository", "out"],
                 "blame": ["--fix", "--json", "script"], "export": ["gradescope", "prairielearn"],
                 "export gradescope": ["--hidden-visibility", "--memory-mb"], "export prairielearn": ["--image"],
                 "report": ["--roster", "--for-students", "graded"], "workshop": ["serve"],
@@ -251,3 +253,65 @@ def test_help_lists_every_command_and_all_their_arguments(capsys):
         assert alone == shown(argv, every.parse_args)
         assert all(option in alone for option in options), (command, alone)
     assert {c.split()[0] for c in expected} == set(COMMANDS)
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    """A teacher reading `autograder COMMAND --help` finds a line for every option and argument."""
+    import argparse
+
+    from autograder.cli import parser
+
+    def walk(p: argparse.ArgumentParser, name: str):
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, child in action.choices.items():
+                    yield from walk(child, f"{name} {sub}")
+            elif not isinstance(action, argparse._HelpAction):
+                yield name, action
+
+    silent = [f"{name} {'/'.join(a.option_strings) or a.dest}" for name, a in walk(parser(), "autograder")
+              if not a.help or a.help == argparse.SUPPRESS]
+    assert silent == []
+
+
+def test_grade_ends_with_counts_the_next_command_and_why_each_file_was_malformed(batch):
+    _, out, proc = batch
+    said = proc.stdout
+    assert "7 submissions: 1 passed, 2 failed, 1 crashed, 3 malformed" in said
+    assert f"Next: autograder report {out}" in said
+    carol = next(line for line in said.splitlines() if "carol.ipynb" in line)
+    assert "carol.ipynb is not valid" in carol  # a malformed row says why
+
+
+def summary_of(results, table=False, width=200) -> str:
+    from rich.console import Console
+
+    from autograder.cli import _summary
+
+    console = Console(record=True, width=width, force_terminal=False)
+    _summary(console, [r.to_json() for r in results], Path("grades"), table)
+    return console.export_text()
+
+
+def test_a_big_class_gets_totals_not_a_screen_of_rows():
+    from autograder.result import Result
+    from autograder.status import Status
+
+    results = [Result("residual_add", f"s{i}.ipynb", Status.PASSED if i % 3 else Status.MALFORMED, 10 if i % 3 else 0,
+                      10, "10/10 points." if i % 3 else "0/10 points. s.ipynb is empty.") for i in range(600)]
+    said = summary_of(results)
+    assert len(said.splitlines()) <= 4 and "600 submissions: 400 passed, 200 malformed" in said
+    assert "--table lists every submission" in said and "Next: autograder report grades" in said
+    assert len(summary_of(results, table=True).splitlines()) > 600
+
+
+def test_what_a_submission_named_reaches_the_terminal_as_text():
+    """A file name or a message is shown, never obeyed: no escape sequence, no rich markup, no carriage return."""
+    from autograder.result import Cause, Result
+    from autograder.status import Status
+
+    hostile = "[bold red]x[/]\x1b]0;owned\x07\r[PASS] 10/10\u202e.ipynb"
+    said = summary_of([Result("residual_add", hostile, Status.MALFORMED, 0, 10, "\x1b[2J gone",
+                              causes=(Cause("\x1b[2J gone"),))], width=300)
+    assert "\x1b" not in said and "\r" not in said and "\u202e" not in said
+    assert "[bold red]x[/]" in said and "\\x1b]0;owned\\x07" in said and "\\x1b[2J" in said

@@ -13,12 +13,13 @@ from pathlib import Path
 
 from ..reference_store import ENV as REFERENCES_ENV
 from ..reference_store import references_dir
+from ..settings import TORCH_CHECKED
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """autograder/, found without importing the package (whose check() would import torch)."""
 CHECKOUT = PACKAGE_DIR.parent
 SOURCE_FILES = ("pyproject.toml", "README.md")  # pyproject's `readme` must exist for pip to build
-TORCH_PIN = "torch==2.13.0"
+TORCH_PIN = f"torch=={TORCH_CHECKED}"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 """PyTorch's documented index of CPU-only wheels: without it pip pulls a CUDA build of several GB."""
 _ZIP_DATE = (2024, 1, 1, 0, 0, 0)  # fixed: the same grader exports the same bytes

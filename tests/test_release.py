@@ -1,0 +1,137 @@
+"""`autograder release OUT --repository URL`: the student edition holds no answer, installs, points at the
+teacher's copy, its notebooks run top to bottom with check() answering, and its book builds."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from nbclient import NotebookClient
+
+from autograder import cli
+from autograder.assign import SETUP_TAG
+from autograder.release import without_solutions
+from tests.conftest import ROOT, SOLUTIONS
+
+URL = "https://git.example.edu/teacher/inplace-course"
+REGION = re.compile(r"### BEGIN (SOLUTION|HIDDEN)[^\n]*\n(?P<body>.*?)### END \1", re.DOTALL)
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory):
+    out = tmp_path_factory.mktemp("release") / "student-edition"
+    assert cli.main(["release", str(out), "--repository", URL]) == 0
+    return out
+
+
+def texts(folder: Path) -> dict[Path, str]:
+    """Every file's text (notebooks as their JSON, which holds each cell's source), following no link."""
+    found = {}
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            try:
+                found[path] = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                found[path] = path.read_bytes().decode("latin-1")
+    return found
+
+
+def answers() -> dict[str, str]:
+    """What gives an exercise away: each solution's answer regions and answer cells, each reference's code."""
+    found = {}
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            for region in REGION.finditer(cell.source):
+                if region["body"].strip():
+                    found[f"{path.name} cell {i}"] = region["body"].strip()
+    for path in sorted((ROOT / "references").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                found[f"{path.name}: {node.name}"] = ast.get_source_segment(path.read_text(), node)
+    return found
+
+
+def test_no_answer_is_anywhere_in_the_student_edition(edition):
+    files = texts(edition)
+    assert not [p for p in edition.rglob("*") if p.name in ("solutions", "references")]
+    given = {name: text for name, text in answers().items() if len(text.splitlines()) > 1 or len(text) > 30}
+    assert len(given) > 24  # every exercise's solution and reference is looked for
+    normalised = {p: re.sub(r"\s+", " ", t) for p, t in files.items()}
+    for name, text in given.items():
+        wanted = re.sub(r"\s+", " ", text)
+        assert not [p for p, t in normalised.items() if wanted in t], name
+
+
+def test_the_edition_points_at_the_teachers_copy(edition):
+    assert f'Repository = "{URL}"' in (edition / "pyproject.toml").read_text()
+    assert yaml.safe_load((edition / "book" / "_config.yml").read_text())["repository"]["url"] == URL
+    notebooks = sorted((edition / "exercises").glob("*.ipynb"))
+    assert [p.name for p in notebooks] == [p.name for p in sorted(SOLUTIONS.glob("*.ipynb"))]
+    for path in notebooks:
+        setup = next(c for c in nbformat.read(path, as_version=4).cells if SETUP_TAG in c.metadata.get("tags", []))
+        assert f"git+{URL}" in setup.source and "inplace-course/inplace-autograd-course" not in setup.source
+    assert URL in (edition / "README.md").read_text()
+
+
+def test_the_package_installs_without_references(edition, tmp_path):
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                            str(edition), "-w", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = tmp_path.glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "autograder/selfcheck.py" in names and any(n.startswith("autograder/exercises/public/") for n in names)
+    assert not [n for n in names if n.startswith(("references/", "solutions/"))]
+
+
+def test_solution_blocks_are_dropped_from_the_book():
+    text = ("Before\n:::{dropdown} The fix\n:class: solution\nout = out + x\n:::\nBetween\n::::{admonition} Note\n"
+            ":class: tip\n:::{dropdown} Inner\n:class: dropdown solution\nsecret\n:::\nkept\n::::\nAfter\n")
+    assert without_solutions(text) == "Before\nBetween\n::::{admonition} Note\n:class: tip\nkept\n::::\nAfter\n"
+
+
+@pytest.mark.slow
+def test_the_notebooks_run_top_to_bottom_and_check_answers_there(edition):
+    """With the edition's own package (PYTHONPATH), no references anywhere: check() judges the untouched answer
+    cell, says it is not attempted, and every cell but the one meant to fail runs."""
+    env = {**os.environ, "PYTHONPATH": str(edition), "AUTOGRADER_REFERENCES": str(edition / "no-references")}
+    for path in sorted((edition / "exercises").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell("import autograder\nprint('PACKAGE', autograder.__file__)"))
+        NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=False,
+                       resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
+        printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                          if o.output_type == "stream")
+        assert "Not attempted yet" in printed, path.name
+        assert f"PACKAGE {edition / 'autograder'}" in printed  # the edition's own package answered
+
+
+@pytest.mark.slow
+def test_the_book_in_the_edition_builds(edition, tmp_path):
+    config = yaml.safe_load((edition / "book" / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"  # the chapters' cells are tests/test_book.py's business
+    for extension, folder in config.get("sphinx", {}).get("local_extensions", {}).items():
+        config["sphinx"]["local_extensions"][extension] = str(edition / "book" / folder)
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump(config))
+    build = subprocess.run([sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build",
+                            str(edition / "book"), "--config", str(tmp_path / "_config.yml"), "--path-output",
+                            str(tmp_path / "book")], capture_output=True, text=True, timeout=600, cwd=edition)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    assert (tmp_path / "book" / "_build" / "html" / "index.html").is_file()
+
+
+def test_release_refuses_a_folder_in_use_and_a_bad_address(tmp_path, capsys):
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "notes.txt").write_text("mine")
+    assert cli.main(["release", str(tmp_path / "used"), "--repository", URL]) == 2
+    assert "not an empty folder" in capsys.readouterr().err and (tmp_path / "used" / "notes.txt").read_text() == "mine"
+    assert cli.main(["release", str(tmp_path / "new"), "--repository", "my repo"]) == 2
+    assert "--repository must be the address" in capsys.readouterr().err
