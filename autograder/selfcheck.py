@@ -33,18 +33,24 @@ def _notebook_namespace() -> Mapping[str, Any]:
     return vars(sys.modules["__main__"])
 
 
+TIME_LIMIT = 30.0
+"""Seconds a self-check may run (every exercise's takes under a second here): an answer that loops is stopped."""
+
+
 def check(exercise_id: str, namespace: Mapping[str, Any] | None = None, *, quiet: bool = False) -> Result | None:
-    """Runs the exercise's public checks on the names defined in the notebook and prints feedback. Ctrl-C
-    stops it with a line that says so (no traceback) and no result: None."""
+    """Runs the exercise's public checks on the names defined in the notebook and prints feedback. Ctrl-C, or
+    TIME_LIMIT, stops it with a line that says so (no traceback) and no result: None."""
     exercise = get(exercise_id)
     ns = _notebook_namespace() if namespace is None else namespace
     prepared = prepare(exercise, public_only=True)
+    workshop.before_check(exercise_id)  # only if joined: a kernel that dies in this check is reported when it rejoins
     try:
-        with stopping():
+        with stopping(TIME_LIMIT):
             report = run_steps(trial_steps(exercise, ns, prepared.trials, (), prepared.inputs, filename="<notebook>",
                                            culprit_frames=None))
     except Stop as stop:
         print(f"Self-check stopped ({stop}): no result.")
+        workshop.after_stop(exercise_id, stop)  # only if joined: a time limit is reported as "timed out"
         return None
     result = judge(exercise, prepared, report, submission="notebook")
     if not quiet:
@@ -55,3 +61,4 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None, *, quiet
 
 
 check.join, check.preview, check.leave = workshop.join, workshop.preview, workshop.leave
+check.stuck, check.done = workshop.stuck, workshop.done
