@@ -186,7 +186,7 @@
     if (room !== null && data.room !== room) problem("This is a new room: the server was started afresh.");
     room = data.room;
     const exercises = data.grid.map((g) => g.exercise);
-    $("participants").textContent = data.participants + (data.participants === 1 ? " here" : " here") +
+    $("participants").textContent = data.participants + " here" +
       (data.gone ? ", " + data.gone + " gone" : "");
     drawJoin(data.join);
     drawGrid(data);
