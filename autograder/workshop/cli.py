@@ -212,7 +212,8 @@ def _banner(args, config, port: int, bases, resumed: bool, store) -> None:
         return
     people = len(store.people())
     print(f"Workshop server running: room {config.code}"
-          + (f", resumed ({people} participants so far)" if resumed else ", new") + f". State: {args.state}")
+          + (f", resumed ({people} participant{'s' if people != 1 else ''} so far)" if resumed else ", new")
+          + f". State: {args.state}")
     print("Ctrl-C (or closing this terminal) stops it and keeps the room"
           + (f", after exporting aggregates into {args.export}." if args.export else "."))
     print(f"  Host:    http://127.0.0.1:{port}/dashboard#token={config.host_token}")

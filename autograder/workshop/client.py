@@ -127,7 +127,7 @@ def join(url: str | None = None, *, seat: str = "", share_line: bool = False, sh
         _send({**_empty(exercise, "crashed")})
         print(f"(Your last kernel died during check({exercise!r}); the helpers see it.)")
     if _heartbeat is None:
-        _heartbeat = Heartbeat(lambda: _beat())
+        _heartbeat = Heartbeat(_beat)
     _heartbeat.seconds = float(outcome.answer.get("heartbeat_s") or 60)
 
 
@@ -140,18 +140,20 @@ def _beat() -> None:
     session = _session
     if session is not None:
         data = {"v": VERSION, "pseudonym": session.pseudonym, "secret": session.secret, "kind": "seen"}
-        done = post(f"{session.url}/event", data, session.headers())
+        done = post(f"{session.url}/event", {k: v for k, v in data.items() if v is not None}, session.headers())
         _hints.extend(h for h in done.answer.get("hints", []) if isinstance(h, str))
 
 
 def _current() -> Session | None:
     """The session; the first time, one from $AUTOGRADER_WORKSHOP if it is set (a JupyterHub's configuration)."""
-    global _session, _left
+    global _session, _left, _heartbeat
     if _session is None and not _left and os.environ.get(ENV):
         token = os.environ.get("JUPYTERHUB_API_TOKEN")
         if token:
             _session = Session(_base(os.environ[ENV]), HUB_PSEUDONYM, hub_token=token)
             print(f"(Reporting to the workshop at {_session.url}; check.preview() shows what, check.leave() stops.)")
+            if _heartbeat is None:
+                _heartbeat = Heartbeat(_beat)
         else:
             try:
                 join(os.environ[ENV])
@@ -271,6 +273,11 @@ def leave() -> None:
         _heartbeat = None
     _session, _left = None, True
     print("Left the workshop: check() sends nothing from now on." if was else "Not in a workshop: nothing is sent.")
+
+
+def last_report() -> dict | None:
+    """What the last check sent (or would send once you join), as data; None before any check."""
+    return None if _last is None else payload(*_last, _session)
 
 
 def preview() -> None:

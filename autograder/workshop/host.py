@@ -104,7 +104,7 @@ class StateHandler(HostBase):
         ws = self.ws
         since = self.get_query_argument("since", "")
         deadline = time.monotonic() + WAIT
-        while since.isdigit() and int(since) == ws.version and time.monotonic() < deadline:
+        while since.isdigit() and int(since) == ws.published and time.monotonic() < deadline:
             try:
                 await ws.changes.wait(timeout=datetime.timedelta(seconds=deadline - time.monotonic()))
             except asyncio.CancelledError:
@@ -118,11 +118,11 @@ class StateHandler(HostBase):
         """The view's JSON, computed at most once per room version and second, whoever asks."""
         ws, now = self.ws, time.time()
         cached = ws.cache.get(view)
-        if cached and cached[0] == ws.version and now - cached[1] < 1.0:
+        if cached and cached[0] == (ws.version, ws.published) and now - cached[1] < 1.0:
             data = cached[2]
         else:
             data = json.dumps(state(ws.store, ws.config.course, now, ws.config.thresholds, view, ws.room())).encode()
-            ws.cache[view] = (ws.version, now, data)
+            ws.cache[view] = ((ws.version, ws.published), now, data)
         return data[:-1] + f', "role": "{role}"}}'.encode()
 
 

@@ -98,8 +98,8 @@ def _text(data: dict, key: str, limit: int, pattern: re.Pattern | None = None, o
         return None
     if not isinstance(value, str) or len(value) > limit:
         raise SchemaError(f"{key}: a string of at most {limit} characters")
-    allowed = {" ", "\n"} if newlines else {" "}
-    if any(unicodedata.category(ch).startswith(("C", "Z")) and ch not in allowed for ch in value):
+    # isprintable(): no character of the categories C (control, format, ...) or Z but the ASCII space
+    if not all(line.isprintable() for line in (value.split("\n") if newlines else (value,))):
         raise SchemaError(f"{key}: control or formatting characters")
     if pattern is not None and not pattern.fullmatch(value):
         raise SchemaError(f"{key}: not in the expected form")

@@ -69,11 +69,12 @@ class Workshop:
         self.spotlight: dict | None = None
         self.accepted = 0
         self.refused = {"invalid": 0, "rate": 0, "full": 0, "secret": 0}
-        self.version = 0
+        self.version = 0  # counts changes
+        self.published = 0  # the version dashboards were last woken for: each gets at most one answer per wake-up
         self.changes = locks.Condition()
         self._notify_at: float | None = None
         self.connections = None  # the CappedServer, for its counts
-        self.cache: dict[str, tuple[int, float, bytes]] = {}  # view -> (version, when, the state's JSON)
+        self.cache: dict[str, tuple[tuple[int, int], float, bytes]] = {}  # view -> (versions, when, the JSON)
 
     def changed(self) -> None:
         """The room changed: wake the waiting dashboards, at most every NOTIFY_EVERY seconds."""
@@ -86,13 +87,14 @@ class Workshop:
 
     def _notify(self) -> None:
         self._notify_at = None
+        self.published = self.version
         self.changes.notify_all()
 
     def room(self) -> dict:
         """What the views add to the store's data."""
         c = self.config
-        return {"version": self.version, "room": c.room, "spotlight": self.spotlight,
-                "join": {"code": c.code, "urls": list(c.join_urls), "qr": list(c.qr)},
+        return {"version": self.published, "room": c.room, "spotlight": self.spotlight,
+                "join": None if self.hub is not None else {"code": c.code, "urls": list(c.join_urls), "qr": list(c.qr)},
                 "helpers": list(c.helper_urls),
                 "limits": {"max_participants": self.max_participants, "refused": dict(self.refused),
                            "connections_refused": getattr(self.connections, "refused_connections", 0)}}

@@ -44,6 +44,9 @@ CREATE TABLE IF NOT EXISTS hints (id INTEGER PRIMARY KEY, t REAL NOT NULL, exerc
 CREATE TABLE IF NOT EXISTS delivered (pid INTEGER NOT NULL, hint INTEGER NOT NULL, PRIMARY KEY (pid, hint));
 """
 FAILED = (Status.FAILED, Status.TIMED_OUT, Status.CRASHED)
+PEOPLE = "SELECT pid, pseudonym, seat, last_seen, flag, flag_t FROM participants"
+PROGRESS = ("SELECT pid, exercise, status, failures, first_t, first_failure, last_t, passed_t, failing, error, op, "
+            "misconception, feedback FROM progress")
 
 
 class Refused(Exception):
@@ -77,6 +80,27 @@ class Store:
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.executescript(SCHEMA)
+        # What the dashboard reads, mirrored in memory: this process is the only writer, and each write
+        # re-reads the rows it changed, so the file stays the truth and a dashboard's state reads no rows.
+        self._people: dict[int, tuple] = {r[0]: r[1:] for r in self.db.execute(PEOPLE)}
+        self._rows: dict[tuple[int, str], dict] = {}
+        for row in self._select(PROGRESS):
+            self._rows[row["pid"], row["exercise"]] = row
+
+    def _select(self, query: str, args: tuple = ()) -> list[dict]:
+        self.db.row_factory = sqlite3.Row
+        try:
+            return [dict(r) for r in self.db.execute(query, args)]
+        finally:
+            self.db.row_factory = None
+
+    def _changed(self, pid: int, exercise: str | None = None) -> None:
+        row = self.db.execute(PEOPLE + " WHERE pid = ?", (pid,)).fetchone()
+        if row is not None:
+            self._people[pid] = row[1:]
+        if exercise is not None:
+            for found in self._select(PROGRESS + " WHERE pid = ? AND exercise = ?", (pid, exercise)):
+                self._rows[pid, exercise] = found
 
     # --- the room ----------------------------------------------------------------------------------------
     def meta(self) -> dict[str, str]:
@@ -100,11 +124,14 @@ class Store:
         """On a hub, which vouched for the user: the participant, added the first time."""
         self.db.execute("INSERT INTO participants (pseudonym, secret, seat, joined, last_seen) VALUES (?, NULL, ?, ?, ?) "
                         "ON CONFLICT (pseudonym) DO UPDATE SET last_seen = excluded.last_seen", (pseudonym, seat, now, now))
-        return self.db.execute("SELECT pid FROM participants WHERE pseudonym = ?", (pseudonym,)).fetchone()[0]
+        pid = self.db.execute("SELECT pid FROM participants WHERE pseudonym = ?", (pseudonym,)).fetchone()[0]
+        self._changed(pid)
+        return pid
 
     def add(self, pseudonym: str, secret: str | None, seat: str, now: float) -> int:
         cursor = self.db.execute("INSERT INTO participants (pseudonym, secret, seat, joined, last_seen) "
                                  "VALUES (?, ?, ?, ?, ?)", (pseudonym, _hash(secret) if secret else None, seat, now, now))
+        self._changed(cursor.lastrowid)
         return cursor.lastrowid
 
     def join(self, seat: str, pseudonym: str | None, secret: str | None, now: float, cap: int,
@@ -115,6 +142,7 @@ class Store:
             pid = self.participant(pseudonym, secret)
             self.db.execute("UPDATE participants SET last_seen = ?, seat = CASE WHEN ? = '' THEN seat ELSE ? END "
                             "WHERE pid = ?", (now, seat, seat, pid))
+            self._changed(pid)
             return pseudonym, None
         if self.active(now, gone_minutes) >= cap:
             raise Refused(503, f"the workshop is full ({cap} participants): tell the host, who can raise the limit")
@@ -127,8 +155,8 @@ class Store:
         return name, new
 
     def active(self, now: float, gone_minutes: float) -> int:
-        return self.db.execute("SELECT count(*) FROM participants WHERE last_seen >= ?",
-                               (now - gone_minutes * 60,)).fetchone()[0]
+        since = now - gone_minutes * 60
+        return sum(person[2] >= since for person in self._people.values())
 
     def seen(self, pid: int, now: float, flag: str | None = None) -> None:
         """A heartbeat, or a sticky note: 'stuck', 'done', or '' to take it down."""
@@ -137,10 +165,12 @@ class Store:
         else:
             self.db.execute("UPDATE participants SET last_seen = ?, flag = nullif(?, ''), flag_t = ? WHERE pid = ?",
                             (now, flag, now, pid))
+        self._changed(pid)
 
     def left(self, pid: int) -> None:
         """check.leave(): shown as gone at once."""
         self.db.execute("UPDATE participants SET last_seen = 0, flag = NULL WHERE pid = ?", (pid,))
+        self._changed(pid)
 
     # --- reports -----------------------------------------------------------------------------------------
     def record(self, pid: int, report: Report, now: float, misconception: str | None) -> None:
@@ -175,6 +205,7 @@ class Store:
                 (pid, report.exercise, report.status, int(failed), now, now if failed else None,
                  now if report.status == Status.PASSED else None, failing, report.error, report.op, misconception,
                  report.feedback))
+        self._changed(pid, report.exercise)
 
     # --- hints -------------------------------------------------------------------------------------------
     def add_hint(self, exercise: str | None, text: str, now: float) -> None:
@@ -193,19 +224,13 @@ class Store:
         return [text for _, text in reversed(rows)]
 
     # --- reading -----------------------------------------------------------------------------------------
-    def progress(self) -> list[sqlite3.Row]:
-        """One row per (participant, exercise) tried, with the participant's seat, pseudonym and last sight."""
-        self.db.row_factory = sqlite3.Row
-        try:
-            return self.db.execute(
-                "SELECT p.pseudonym, p.seat, p.last_seen, g.* FROM progress g JOIN participants p USING (pid) "
-                "ORDER BY p.pid, g.exercise").fetchall()
-        finally:
-            self.db.row_factory = None
+    def progress(self) -> list[dict]:
+        """One row per (participant, exercise) tried (from memory; not to be changed)."""
+        return list(self._rows.values())
 
-    def people(self) -> list[tuple[str, str, float, str | None, float | None]]:
-        """(pseudonym, seat, last_seen, flag, flag_t) of everyone who ever joined."""
-        return self.db.execute("SELECT pseudonym, seat, last_seen, flag, flag_t FROM participants ORDER BY pid").fetchall()
+    def people(self) -> dict[int, tuple[str, str, float, str | None, float | None]]:
+        """pid -> (pseudonym, seat, last_seen, flag, flag_t) of everyone who ever joined (from memory)."""
+        return self._people
 
     def lines(self, limit: int = 50) -> list[tuple[str, str, str | None, str, int]]:
         """Distinct culprit lines shared with the second opt-in (id, exercise, op, line, reports), most frequent first."""

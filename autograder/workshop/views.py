@@ -17,12 +17,21 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
+from functools import lru_cache
 
 from .course import Course
 from .storage import Store, Thresholds
 
 TOP = 5
+SHOWN_STUCK = 50
+"""People listed as stuck in the helpers' view (all are counted): more than a room's helpers can walk to."""
 SHOWN = {"failed": "failing", "timed_out": "timed out", "crashed": "kernel died", "not_attempted": "not attempted"}
+
+
+@lru_cache(maxsize=4096)
+def _failing(text: str) -> tuple[str, ...]:
+    """A progress row's failing checks (JSON text: few distinct values in a room, parsed once each)."""
+    return tuple(json.loads(text))
 
 
 def category(row) -> str:
@@ -48,7 +57,7 @@ def state(store: Store, course: Course, now: float, thresholds: Thresholds, view
     room = room or {}
     gone_before = now - thresholds.gone_minutes * 60
     people = store.people()
-    here = {p for p, _, seen, _, _ in people if seen >= gone_before}
+    here = {pid for pid, person in people.items() if person[2] >= gone_before}
     rows = [r for r in store.progress() if r["exercise"] in course.exercises]
     cells: dict[str, Counter] = {e: Counter() for e in course.exercises}
     minutes: dict[str, list[float]] = {e: [] for e in course.exercises}
@@ -57,11 +66,11 @@ def state(store: Store, course: Course, now: float, thresholds: Thresholds, view
         kind = category(row)
         if kind == "passed":
             minutes[row["exercise"]].append((row["passed_t"] - row["first_t"]) / 60)
-        if row["pseudonym"] not in here:
+        if row["pid"] not in here:
             continue
         cells[row["exercise"]][kind] += 1
         if kind == "failing":
-            checks.update((row["exercise"], name) for name in json.loads(row["failing"]))
+            checks.update((row["exercise"], name) for name in _failing(row["failing"]))
             if row["op"]:
                 ops[row["exercise"], row["op"]] += 1
             if row["misconception"] in course.by_id:
@@ -92,13 +101,14 @@ def state(store: Store, course: Course, now: float, thresholds: Thresholds, view
         "spotlight": room.get("spotlight"),
     }
     if view in ("helper", "controls"):
-        out["stuck_people"] = [_person_row(row, now, course) for _, row in stuck]
+        out["stuck_people"] = [_person_row(row, people[row["pid"]], now, course) for _, row in stuck[:SHOWN_STUCK]]
         out["notes"] = sorted(({"seat": s, "pseudonym": p, "note": f, "minutes": round((now - t) / 60, 1)}
-                               for p, s, seen, f, t in people if f and p in here), key=lambda n: -n["minutes"])
-        everyone: dict[str, dict] = {p: {"pseudonym": p, "seat": s, "here": p in here, "cells": {}}
-                                     for p, s, _, _, _ in people}
+                               for pid, (p, s, _, f, t) in people.items() if f and pid in here),
+                              key=lambda n: -n["minutes"])
+        everyone: dict[int, dict] = {pid: {"pseudonym": p, "seat": s, "here": pid in here, "cells": {}}
+                                     for pid, (p, s, _, _, _) in people.items()}
         for row in rows:
-            everyone[row["pseudonym"]]["cells"][row["exercise"]] = (
+            everyone[row["pid"]]["cells"][row["exercise"]] = (
                 "passed" if row["passed_t"] is not None else SHOWN.get(row["status"], "not started"))
         out["people"] = sorted(everyone.values(), key=lambda p: (not p["here"], p["seat"] or "~", p["pseudonym"]))
     if view == "controls":
@@ -110,10 +120,10 @@ def state(store: Store, course: Course, now: float, thresholds: Thresholds, view
     return out
 
 
-def _person_row(row, now: float, course: Course) -> dict:
+def _person_row(row, person: tuple, now: float, course: Course) -> dict:
     found = course.by_id.get(row["misconception"])
-    return {"seat": row["seat"], "pseudonym": row["pseudonym"], "exercise": row["exercise"],
+    return {"seat": person[1], "pseudonym": person[0], "exercise": row["exercise"],
             "failures": row["failures"], "minutes": round((now - row["first_failure"]) / 60, 1),
             "status": SHOWN.get(row["status"], row["status"]), "error": row["error"], "op": row["op"],
-            "misconception": found.label if found else None, "checks": json.loads(row["failing"]),
+            "misconception": found.label if found else None, "checks": list(_failing(row["failing"])),
             "feedback": row["feedback"]}

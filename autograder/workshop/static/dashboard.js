@@ -55,6 +55,7 @@
   }
 
   function drawJoin(join) {
+    $("join").hidden = !join;  // on a JupyterHub nobody joins: the hub says who is who
     if (!join) return;
     $("join-code").textContent = join.code;
     $("join-urls").replaceChildren(...join.urls.map((u) => el("li", u)));
