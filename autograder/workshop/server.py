@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from tornado import locks, web
+from tornado.ioloop import IOLoop
 
 from .course import Course
 from .limits import Buckets, Rate
@@ -80,8 +81,6 @@ class Workshop:
         """The room changed: wake the waiting dashboards, at most every NOTIFY_EVERY seconds."""
         self.version += 1
         if self._notify_at is None:
-            from tornado.ioloop import IOLoop
-
             self._notify_at = time.monotonic() + NOTIFY_EVERY
             IOLoop.current().call_later(NOTIFY_EVERY, self._notify)
 
