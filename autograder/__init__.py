@@ -12,10 +12,10 @@ def __getattr__(name: str) -> Any:
     """`from autograder import check` imports torch only when it is asked for: the command line starts
     its sandboxed workers before this process imports torch (cli.py)."""
     if name == "check":
-        from .selfcheck import AFTER_CHECK, check
+        from .selfcheck import AFTER_CHECK, AFTER_STOP, BEFORE_CHECK, check
         from .workshop import client
 
-        client.install(check, AFTER_CHECK)  # the opt-in live view of a workshop: check.join(URL), ...
+        client.install(check, BEFORE_CHECK, AFTER_CHECK, AFTER_STOP)  # the opt-in live view: check.join(URL), ...
         return check
     if name == "predict":  # the module itself, callable: `predict(...)`, then `predict.reveal()`
         import importlib

@@ -33,12 +33,18 @@ from .result import Result
 from .spec import Exercise
 from .status import Status
 
-TIME_LIMIT = 60.0
-"""Seconds a check may take before it stops the code (as `autograder check --timeout`): a loop that never ends."""
+TIME_LIMIT = 30.0
+"""Seconds a check may take before it stops the code (every exercise's takes under a second): a loop that never
+ends is reported as timed out, as the grader would."""
 
+BEFORE_CHECK: list[Callable[[str], None]] = []
+"""Called before a check() runs, with the exercise's id (the workshop marks the check, so that a kernel that dies
+in it is reported when it rejoins)."""
 AFTER_CHECK: list[Callable[[Result, RunReport], None]] = []
-"""Called after every check() with its result and run report, never letting an error out: the workshop's
-client adds itself there (autograder/__init__.py installs it, with check.join, check.preview, check.leave)."""
+"""Called after every check() with its result and run report (a timed-out one too)."""
+AFTER_STOP: list[Callable[[str, Stop], None]] = []
+"""Called when Ctrl-C stopped a check() with no result. The workshop's client puts itself in all three
+(autograder/__init__.py installs it, with check.join and the rest); an error in one never reaches the check."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class SelfCheck:
     """What the learner must know before the verdict: where check() and the grader may differ."""
     judged: str
     """"answer cells" (as the grader will), or "names" (the notebook's, where no answer cell was found)."""
+    stop: Stop | None = None
+    """What stopped it with no result (Ctrl-C)."""
 
 
 def self_check(exercise_id: str, *, history: list[str] | None = None, namespace: Mapping[str, Any] | None = None,
@@ -89,26 +97,40 @@ def _judged(exercise: Exercise, prepared: Prepared, steps: Any, code: str | None
             report = run_steps(steps)
     except Stop as stop:
         if not stop.timed_out:  # Ctrl-C: no verdict
-            return SelfCheck(None, None, (*notes, f"Self-check stopped ({stop}): no result."), judged)
+            return SelfCheck(None, None, (*notes, f"Self-check stopped ({stop}): no result."), judged, stop)
         report = RunReport(Status.TIMED_OUT, f"stopped after {timeout:g} s (does your code loop forever?)")
     return SelfCheck(judge(exercise, prepared, report, submission="notebook", answer=code), report, notes, judged)
 
 
-def check(exercise_id: str, *, timeout: float | None = TIME_LIMIT) -> None:
-    """Judges the answer cells as you last ran them with the exercise's public checks, and prints what to fix.
-    Returns nothing; `check.last` holds what it found (a SelfCheck)."""
-    found = self_check(exercise_id, timeout=timeout)
+def check(exercise_id: str, *, timeout: float | None = None, history: list[str] | None = None,
+          namespace: Mapping[str, Any] | None = None) -> None:
+    """Judges the answer cells as you last ran them with the exercise's public checks, and prints what to fix;
+    stops after `timeout` seconds (default TIME_LIMIT). Returns nothing; `check.last` holds what it found (a
+    SelfCheck). `history` and `namespace` stand for the kernel's, where a program calls it."""
+    _call(BEFORE_CHECK, exercise_id)
+    try:
+        found = self_check(exercise_id, history=history, namespace=namespace,
+                           timeout=TIME_LIMIT if timeout is None else timeout)
+    except Stop as stop:  # Ctrl-C while it prepared, before any code ran
+        _call(AFTER_STOP, exercise_id, stop)
+        print(f"Self-check stopped ({stop}): no result.")
+        return
     check.last = found  # type: ignore[attr-defined]  # a function's attribute: the notebook's one handle on it
     for note in found.notes:
         print(f"Note: {note}")
     if found.result is None:
+        _call(AFTER_STOP, exercise_id, found.stop)
         return
     print(feedback_text(found.result))
     print(FOOTER)
-    for hook in AFTER_CHECK:
+    _call(AFTER_CHECK, found.result, found.report)
+
+
+def _call(hooks: list, *args: Any) -> None:
+    for hook in hooks:
         try:
-            hook(found.result, found.report)
-        except Exception:  # noqa: BLE001 - what runs after a check must never break it
+            hook(*args)
+        except Exception:  # noqa: BLE001 - what runs around a check must never break it
             pass
 
 

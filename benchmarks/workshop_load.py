@@ -1,20 +1,24 @@
 """The workshop server under a room's load: 200 participants checking every few seconds for ten minutes.
 
-    .venv/bin/python benchmarks/workshop_load.py [--participants 200] [--minutes 10] [--speed 10]
+    .venv/bin/python benchmarks/workshop_load.py [--participants 200] [--minutes 10] [--speed 10] [--no-browser]
 
 A scaled clock: the simulated workshop's ten minutes run in 10 / speed minutes of wall time, every report
 of it sent (200 participants x one check every 2 to 6 s = about 30,000 reports), so the server sees `speed`
 times a real room's rate; its per-participant rate limit is raised by the same factor (a real room never
-meets it). Each participant posts from a loopback address of its own (127.0.3.x, as laptops on a network)
-with a new connection per report, as the client does. Participants work through the exercises in order,
-failing a few times before they pass; a few never pass (the stuck); a third share their culprit line.
+meets it). Each participant joins (a pseudonym and a secret from the server), then posts from a loopback address of its
+own (127.0.3.x, as laptops on a network) with a new connection per report, as the client does. Participants
+work through the exercises in order, failing a few times, with the signatures of the catalogues' known wrong
+answers (so the server matches misconceptions), before they pass; a few never pass (the stuck); a third
+share their culprit line.
 
 Measured on the server process (`autograder workshop serve`, the real command line, pinned to core 0 with
 os.sched_setaffinity; the load generator on the other core): CPU time over the run (from /proc/PID/stat),
-resident memory (VmRSS sampled, VmHWM at the end), and the dashboard: three dashboards poll the heaviest
-view (controls) every 2 s of simulated time, and one more polls like the page does (every 2 s of wall
-time) and measures the update latency: from a report's answer to the first poll that shows it.
-Only loopback addresses are used; every loop is bounded in count and time.
+resident memory (VmRSS sampled, VmHWM at the end), and the dashboard: three dashboards wait on the heaviest
+view (controls) as the page does (a long poll: asked again as soon as answered). The update latency, side by
+side in the same run: a "marker" participant changes its seat label at random moments; from the server's
+answer to that change, how long until (a) a client polling every 2 s (the page before its long poll),
+(b) a long-poll client, and (c) the real page in headless Chromium (the helpers' view, seen by a
+MutationObserver) show it. Only loopback addresses are used; every loop is bounded in count and time.
 """
 
 from __future__ import annotations
@@ -36,12 +40,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.catalog import exercise_ids  # noqa: E402
+from autograder.workshop.course import load  # noqa: E402
 
-EXERCISES = exercise_ids()
-CHECKS = ["forward", "backward runs", "gradients", "gradcheck"]
-OPS = ["torch.Tensor.add_", "torch.nn.functional.dropout", "torch.Tensor.copy_", "torch.Tensor.mul_"]
+COURSE = load()
+EXERCISES = COURSE.exercises
 LINES = ["out += x", "h = F.dropout(h, p, training, inplace=True)", "x[:, 0] = labels", "w -= lr * w.grad"]
+
+
+def wrong_answers(exercise: str) -> list[dict]:
+    """The report fields of the catalogue's known wrong answers of `exercise` (course.json's signatures)."""
+    found = []
+    for (e, key), _ in COURSE.table.items():
+        if e == exercise:
+            failing, error, op, grad_mode = json.loads(key)
+            found.append({"failing": failing, "error": error, "op": op, "grad_mode": grad_mode})
+    return found or [{"failing": sorted(COURSE.checks[exercise])[:1], "error": None, "op": None, "grad_mode": None}]
 
 
 def proc_cpu(pid: int) -> float:
@@ -57,7 +70,7 @@ def proc_memory(pid: int) -> dict[str, int]:
 def start_server(args, tmp: Path) -> tuple[subprocess.Popen, int, str, str]:
     command = [sys.executable, "-m", "autograder", "workshop"] if args.entry == "cli" else \
         [sys.executable, "-m", "autograder.workshop"]
-    command += ["serve", "--host", "127.0.0.1", "--port", "0", "--no-qr",
+    command += ["serve", "--host", "127.0.0.1", "--port", "0", "--no-qr", "--state", str(tmp / "room.sqlite"),
                 "--max-participants", str(args.participants + 10), "--participant-rate", str(0.5 * args.speed)]
     out = tmp / "server.log"
     process = subprocess.Popen(command, stdout=out.open("w"), stderr=subprocess.STDOUT, cwd=ROOT,
@@ -66,7 +79,7 @@ def start_server(args, tmp: Path) -> tuple[subprocess.Popen, int, str, str]:
     while time.monotonic() < deadline:
         text = out.read_text()
         found = re.search(r"Host: +http://127\.0\.0\.1:(\d+)/dashboard#token=(\S+)", text)
-        code = re.search(r"Join code: +(\w+)", text)
+        code = re.search(r"room ([A-Z0-9]{6})", text)
         if found and code:
             return process, int(found.group(1)), found.group(2), code.group(1)
         if process.poll() is not None:
@@ -76,49 +89,88 @@ def start_server(args, tmp: Path) -> tuple[subprocess.Popen, int, str, str]:
 
 
 async def http(port: int, method: str, path: str, body: bytes = b"", headers: dict | None = None,
-               source: str = "127.0.0.2") -> tuple[int, bytes]:
+               source: str = "127.0.0.2", timeout: float = 10) -> tuple[int, bytes]:
     reader, writer = await asyncio.wait_for(
         asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0)), timeout=10)
     lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Connection: close",
              f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in (headers or {}).items())]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
     try:
-        raw = await asyncio.wait_for(reader.read(), timeout=10)
+        raw = await asyncio.wait_for(reader.read(), timeout=timeout)
     finally:
         writer.close()
     head, _, payload = raw.partition(b"\r\n\r\n")
     return int(head.split(b" ", 2)[1]), payload
 
 
+JSON = {"Content-Type": "application/json"}
+
+
 class Participant:
     def __init__(self, i: int, rng: random.Random):
-        self.name = f"{'calm brave eager keen quick wise'.split()[i % 6]}-{'otter heron lynx wren'.split()[i % 4]}-{i + 10}"
         self.seat, self.source = f"{'ABCDEFGH'[i % 8]}{i // 8 + 1}", f"127.0.3.{i % 250 + 1}"
         self.exercise, self.rng = 0, rng
         self.share = rng.random() < 1 / 3
         self.stuck = rng.random() < 0.1  # never passes their current exercise
         self.attempts = 0
+        self.name = self.secret = None
+
+    async def join(self, port: int, code: str) -> None:
+        status, raw = await http(port, "POST", f"/{code}/join", json.dumps({"v": 2, "seat": self.seat}).encode(),
+                                 JSON, self.source)
+        assert status == 200, (status, raw)
+        answer = json.loads(raw)
+        self.name, self.secret = answer["pseudonym"], answer["secret"]
 
     def report(self) -> bytes:
-        e = min(self.exercise, len(EXERCISES) - 1)
+        e = EXERCISES[min(self.exercise, len(EXERCISES) - 1)]
         self.attempts += 1
         passed = not self.stuck and self.rng.random() < min(0.9, 0.2 * self.attempts)
-        failing = [] if passed else self.rng.sample(CHECKS, self.rng.randint(1, 3))
-        k = e % len(OPS)
-        data = {"v": 1, "pseudonym": self.name, "seat": self.seat, "exercise": EXERCISES[e],
+        wrong = {"failing": [], "error": None, "op": None, "grad_mode": None} if passed else \
+            self.rng.choice(wrong_answers(e))
+        data = {"v": 2, "pseudonym": self.name, "secret": self.secret, "exercise": e,
                 "status": "passed" if passed else "failed",
-                "checks": [{"name": c, "passed": c not in failing} for c in CHECKS],
-                "error": None if passed else "RuntimeError", "op": None if passed else OPS[k]}
-        if self.share and not passed:
-            data["line"] = LINES[k]
+                "checks": [{"name": c, "passed": c not in wrong["failing"]} for c in sorted(COURSE.checks[e])],
+                "error": wrong["error"], "op": wrong["op"], "grad_mode": wrong["grad_mode"]}
+        if self.share and not passed and wrong["op"]:
+            data["line"] = LINES[EXERCISES.index(e) % len(LINES)]
         if passed:
             self.exercise, self.attempts = self.exercise + 1, 0
         return json.dumps(data).encode()
 
 
+async def browser_page(port: int, token: str, shown: dict[int, float], stop: asyncio.Event) -> str | None:
+    """The real page (helpers' view) in headless Chromium; a MutationObserver notes when each marker seat
+    first shows (the browser's wall clock, the same machine's). Returns why not, if it cannot run."""
+    chromium = Path("/usr/bin/chromium")
+    try:
+        from playwright.async_api import async_playwright
+    except ImportError:
+        return "playwright is not installed"
+    if not chromium.exists():
+        return f"{chromium} not found"
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(chromium), args=["--headless", "--no-sandbox"])
+        page = await browser.new_page(viewport={"width": 1280, "height": 720})
+        await page.goto(f"http://127.0.0.1:{port}/dashboard#view=helper&token={token}")
+        shown[0] = time.time()  # ready from here: changes before this are not counted
+        await page.evaluate("""() => { window.__seen = {};
+            new MutationObserver(() => { const now = Date.now();
+              for (const td of document.querySelectorAll('#people tbody td:first-child')) {
+                const m = /^m(\\d+)$/.exec(td.textContent); if (m && !(m[1] in window.__seen)) window.__seen[m[1]] = now; }
+            }).observe(document.getElementById('people'), {childList: true, subtree: true}); }""")
+        await stop.wait()
+        for n, t in (await page.evaluate("window.__seen")).items():
+            shown[int(n)] = t / 1000
+        await browser.close()
+    return None
+
+
 async def run(args, port: int, token: str, code: str) -> dict:
     rng = random.Random(args.seed)
     people = [Participant(i, rng) for i in range(args.participants)]
+    for i in range(0, len(people), 50):
+        await asyncio.gather(*(p.join(port, code) for p in people[i:i + 50]))
     events = []
     for p in people:
         t = rng.uniform(0, 6)
@@ -129,7 +181,6 @@ async def run(args, port: int, token: str, code: str) -> dict:
     statuses: dict[int, int] = {}
     post_ms: list[float] = []
     poll_ms: list[float] = []
-    update_s: list[float] = []
     lag_s: list[float] = []  # how late the load generator sent each report (its own core was busy)
     limit = asyncio.Semaphore(128)
     start = time.monotonic()
@@ -140,49 +191,71 @@ async def run(args, port: int, token: str, code: str) -> dict:
         async with limit:
             t0 = time.perf_counter()
             try:
-                status, _ = await http(port, "POST", f"/{code}/report", p.report(),
-                                       {"Content-Type": "application/json"}, p.source)
+                status, _ = await http(port, "POST", f"/{code}/report", p.report(), JSON, p.source)
             except (OSError, asyncio.TimeoutError):
                 status = 0
             post_ms.append((time.perf_counter() - t0) * 1000)
             statuses[status] = statuses.get(status, 0) + 1
 
-    async def dashboard(interval: float, view: str, source: str) -> None:
+    answers = [0]
+
+    async def dashboard(view: str, source: str) -> None:
+        """As the page does: ask with the version drawn; the answer comes when the room has changed."""
+        version = ""
+        while time.monotonic() - start < wall:
+            status, raw = await http(port, "GET", f"/api/state?view={view}{version}", headers=auth, source=source,
+                                     timeout=40)
+            assert status == 200, status
+            answers[0] += 1
+            version = f"&since={json.loads(raw)['version']}"
+
+    async def state_timing() -> None:
+        """The heaviest view asked for outright every 2 s of wall time: how long the server takes to answer."""
         while time.monotonic() - start < wall:
             t0 = time.perf_counter()
-            status, _ = await http(port, "GET", f"/api/state?view={view}", headers=auth, source=source)
+            status, _ = await http(port, "GET", "/api/state?view=controls", headers=auth, source="127.0.0.6")
             assert status == 200, status
             poll_ms.append((time.perf_counter() - t0) * 1000)
-            await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
+            await asyncio.sleep(max(0.0, 2.0 - (time.perf_counter() - t0)))
 
-    marker = {"v": 1, "pseudonym": "marker-mole-10", "exercise": EXERCISES[0], "status": "failed", "checks": []}
-    acked: dict[int, float] = {}
+    marker = Participant(999, rng)
+    marker.source = "127.0.0.9"
+    await marker.join(port, code)
+    acked: dict[int, float] = {}  # marker seat number -> when the server answered its change (time.time())
 
-    async def marker_reports() -> None:
-        """A participant whose seat label counts up, at random moments: the page below times when it shows."""
+    async def marker_changes() -> None:
         n = 0
         while time.monotonic() - start < wall - 3:
             n += 1
-            status, _ = await http(port, "POST", f"/{code}/report", json.dumps({**marker, "seat": f"m{n}"}).encode(),
-                                   {"Content-Type": "application/json"}, "127.0.0.9")
-            if status == 204:
-                acked[n] = time.monotonic()
+            status, _ = await http(port, "POST", f"/{code}/join", json.dumps(
+                {"v": 2, "seat": f"m{n}", "pseudonym": marker.name, "secret": marker.secret}).encode(), JSON,
+                marker.source)
+            if status == 200:
+                acked[n] = time.time()
             await asyncio.sleep(rng.uniform(1, 3))
 
-    async def page_like() -> None:
-        """Polls the helper view every 2 s of wall time, as the page does; a marker's update latency is
-        from its report's answer to the end of the first poll that shows it."""
-        seen = 0
+    def marker_seat(raw: bytes) -> int:
+        seats = [p["seat"] for p in json.loads(raw)["people"] if p["pseudonym"] == marker.name]
+        return int(seats[0][1:]) if seats and seats[0].startswith("m") else 0
+
+    polled: dict[int, float] = {}
+    waited: dict[int, float] = {}
+
+    async def polling_client() -> None:
+        """The page before its long poll: the helpers' view every 2 s of wall time."""
         while time.monotonic() - start < wall:
             t0 = time.monotonic()
             _, raw = await http(port, "GET", "/api/state?view=helper", headers=auth, source="127.0.0.8")
-            now = time.monotonic()
-            shown = [int(p["seat"][1:]) for p in json.loads(raw)["people"] if p["pseudonym"] == marker["pseudonym"]]
-            for n in range(seen + 1, (shown[0] if shown else 0) + 1):
-                if n in acked:
-                    update_s.append(now - acked[n])
-            seen = max(seen, shown[0] if shown else 0)
+            polled.setdefault(marker_seat(raw), time.time())
             await asyncio.sleep(max(0.0, 2.0 - (time.monotonic() - t0)))
+
+    async def long_poll_client() -> None:
+        version = ""
+        while time.monotonic() - start < wall:
+            _, raw = await http(port, "GET", f"/api/state?view=helper{version}", headers=auth, source="127.0.0.7",
+                                timeout=40)
+            waited.setdefault(marker_seat(raw), time.time())
+            version = f"&since={json.loads(raw)['version']}"
 
     async def schedule() -> None:
         tasks = []
@@ -194,11 +267,41 @@ async def run(args, port: int, token: str, code: str) -> dict:
             tasks.append(asyncio.create_task(post(p)))
         await asyncio.gather(*tasks)
 
+    stop = asyncio.Event()
+    seen_in_browser: dict[int, float] = {}
+    browser = asyncio.create_task(browser_page(port, token, seen_in_browser, stop)) if args.browser else None
     lag_start = time.monotonic()
-    await asyncio.gather(schedule(), marker_reports(), page_like(),
-                         *(dashboard(2.0 / args.speed, "controls", f"127.0.0.{10 + i}") for i in range(3)))
+
+    async def bounded(coroutine):
+        try:
+            await asyncio.wait_for(coroutine, timeout=wall + 60)
+        except asyncio.TimeoutError:
+            pass
+
+    await asyncio.gather(schedule(), marker_changes(), bounded(polling_client()), bounded(long_poll_client()),
+                         bounded(state_timing()),
+                         *(bounded(dashboard("controls", f"127.0.0.{10 + i}")) for i in range(3)))
+    await asyncio.sleep(1.0)
+    stop.set()
+    browser_note = await browser if browser else "--no-browser"
+
+    def latencies(shown: dict[int, float]) -> list[float]:
+        """From each change's answer to the first sight of it (or of a later change, which shows it too), for
+        changes made once the watcher was ready (shown[0], if it says)."""
+        out = []
+        ready = shown.pop(0, 0.0) + 1.0
+        for n, t in acked.items():
+            if t < ready:
+                continue
+            later = [s for m, s in shown.items() if m >= n and s >= t - 0.5]
+            if later:
+                out.append(max(0.0, min(later) - t))
+        return out
+
     return {"reports": len(events), "statuses": statuses, "wall_s": time.monotonic() - lag_start,
-            "post_ms": post_ms, "lag_s": lag_s, "poll_ms": poll_ms, "update_s": update_s, "polls": len(poll_ms)}
+            "post_ms": post_ms, "lag_s": lag_s, "poll_ms": poll_ms, "polls": answers[0],
+            "update_polling_s": latencies(polled), "update_long_poll_s": latencies(waited),
+            "update_browser_s": latencies(seen_in_browser), "browser": browser_note}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -213,6 +316,8 @@ def main() -> None:
     p.add_argument("--entry", choices=("cli", "module"), default="cli",
                    help="cli: `autograder workshop serve` (imports torch with the course's command line); "
                         "module: `python -m autograder.workshop serve` (no torch)")
+    p.add_argument("--no-browser", dest="browser", action="store_false",
+                   help="skip the real page in headless Chromium (its latency column stays empty)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, help="also write the numbers here")
     args = p.parse_args()
@@ -255,12 +360,19 @@ def main() -> None:
         "rss_idle_mib": idle["VmRSS"], "rss_max_sampled_mib": max(rss) if rss else None, "rss_hwm_mib": memory["VmHWM"],
         "generator_late_s_p95": round(pct(result["lag_s"], 95), 2), "load_average_1min": os.getloadavg()[0],
         "post_ms_p50": round(pct(result["post_ms"], 50), 2), "post_ms_p95": round(pct(result["post_ms"], 95), 2),
-        "dashboard_polls": result["polls"], "poll_ms_p50": round(pct(result["poll_ms"], 50), 2),
-        "poll_ms_p95": round(pct(result["poll_ms"], 95), 2), "poll_ms_max": round(max(result["poll_ms"]), 2),
-        "update_latency_s_p50": round(pct(result["update_s"], 50), 2),
-        "update_latency_s_max": round(max(result["update_s"]), 2) if result["update_s"] else None,
-        "update_samples": len(result["update_s"]),
+        "dashboard_answers_per_s": round(result["polls"] / 3 / result["wall_s"], 2),
+        "state_ms_p50": round(pct(result["poll_ms"], 50), 2), "state_ms_p95": round(pct(result["poll_ms"], 95), 2),
+        "state_ms_max": round(max(result["poll_ms"]), 2),
+        "browser": result["browser"] or "headless Chromium",
     }
+    for name in ("polling", "long_poll", "browser"):
+        values = result[f"update_{name}_s"]
+        numbers[f"update_{name}_s_p50"] = round(pct(values, 50), 2) if values else None
+        numbers[f"update_{name}_s_max"] = round(max(values), 2) if values else None
+        numbers[f"update_{name}_samples"] = len(values)
+    if numbers["update_polling_s_p50"] and numbers["update_long_poll_s_p50"]:
+        numbers["update_p50_polling_over_long_poll"] = round(
+            numbers["update_polling_s_p50"] / max(numbers["update_long_poll_s_p50"], 1e-3), 1)
     for key, value in numbers.items():
         print(f"{key:32} {value}")
     if args.json:

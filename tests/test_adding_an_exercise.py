@@ -145,8 +145,8 @@ def own_files(exercise_id: str, number: int) -> set[str]:
             f"solutions/{number:02d}_{exercise_id}.ipynb", f"tests/exercises/test_{exercise_id}.py"}
 
 
-GENERATED = ("autograder/exercises/public/", "exercises/", "samples/class/")
-"""What the generators write (publish, assign, samples/make_class.py): never edited by hand."""
+GENERATED = ("autograder/exercises/public/", "exercises/", "samples/class/", "autograder/workshop/course.json")
+"""What the generators write (publish, assign, samples/make_class.py, workshop misconceptions): never edited by hand."""
 
 
 def working_tree() -> list[str]:

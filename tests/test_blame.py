@@ -185,8 +185,11 @@ def test_grader_form_reports_lines_of_the_answer_code():
     found = culprit_for(lambda: namespace["f"](x).sum().backward(), filename=ANSWER_FILE)
     assert found["culprit"] | {"chain": None, "version": None} == {
         "op": "torch.Tensor.mul_", "file": ANSWER_FILE, "line": 5, "code": "h.mul_(2)", "function": "f",
-        "chain": None, "version": None}
+        "chain": None, "version": None, "grad_mode": True}
     assert (found["saved_by"]["line"], found["saved_by"]["code"]) == (4, "h = torch.sigmoid(x)")
+    quiet, _ = load_answer(code.replace("    h.mul_(2)", "    with torch.no_grad():\n        h.mul_(2)"))
+    under_no_grad = culprit_for(lambda: quiet["f"](x).sum().backward(), filename=ANSWER_FILE)
+    assert under_no_grad["culprit"]["grad_mode"] is False  # the same write, under no_grad: the error is the same
     assert culprit_for(lambda: namespace["f"](x.detach().requires_grad_()).detach()) is None
     with pytest.raises(ZeroDivisionError):
         culprit_for(lambda: 1 / 0)

@@ -1,9 +1,10 @@
-"""The workshop's live view, the parts that face a room and the internet: the report schema, the rate limits,
-the participant client (never breaking a check), and the real server under attack (floods, malformed and
-oversized bodies, wrong tokens, a full room), with no client address in its log or its database.
+"""The workshop's live view, the parts that face a room and the internet: the report schema, the course's
+names and misconceptions, the rate limits, the participant client, and the real server (`python -m
+autograder.workshop serve`, in a subprocess on 127.0.0.1) under a host's mistakes and an attacker's.
 
-The server runs as `python -m autograder.workshop serve` in a subprocess on 127.0.0.1; clients connect from
-other loopback addresses (127.0.0.2 and up) so that an address in the log or the database would show."""
+Clients connect from other loopback addresses (127.0.0.2 and up) so that an address in the log or the
+state file would show. Server helpers here (Server, workshop_server, Person) are shared by the other
+workshop tests."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,19 +22,24 @@ from pathlib import Path
 import pytest
 
 from autograder.catalog import exercise_ids
-from autograder.workshop import client
+from autograder.workshop.course import load
 from autograder.workshop.limits import Buckets, Rate
 from autograder.workshop.names import pseudonym
-from autograder.workshop.schema import MAX_BODY, SchemaError, anonymise_line, parse
-from tests.conftest import ROOT, solution_code
+from autograder.workshop.schema import MAX_BODY, SchemaError, anonymise_line, parse, parse_join
+from tests.conftest import ROOT
 
 EXERCISES = exercise_ids()
+COURSE = load()
+RESIDUAL_CHECKS = ["forward", "backward runs", "gradcheck", "caller's tensors unchanged"]
 
 
-def report(**changes) -> dict:
-    data = {"v": 1, "pseudonym": "amber-otter-12", "seat": "B12", "exercise": "residual_add", "status": "failed",
-            "checks": [{"name": "forward", "passed": True}, {"name": "backward runs", "passed": False}],
-            "error": "RuntimeError", "op": "torch.Tensor.add_", "line": "out += x"}
+def report(failing=("backward runs", "gradcheck"), **changes) -> dict:
+    """A report of residual_add; by default the untouched bug's."""
+    data = {"v": 2, "pseudonym": "amber-otter-12", "secret": "s" * 32, "exercise": "residual_add",
+            "status": "failed" if failing else "passed",
+            "checks": [{"name": n, "passed": n not in failing} for n in RESIDUAL_CHECKS],
+            "error": "RuntimeError" if failing else None, "op": "torch.Tensor.add_" if failing else None,
+            "grad_mode": True if failing else None}
     data.update(changes)
     return data
 
@@ -43,46 +48,56 @@ def body(data) -> bytes:
     return json.dumps(data).encode()
 
 
-# --- the schema -----------------------------------------------------------------------------------------
-def test_the_course_exercises_are_known_without_torch():
-    from autograder.exercises import EXERCISES as REGISTRY  # the specs, with torch: the same ids, same order
-
-    assert EXERCISES == tuple(REGISTRY)
-    code = ("import sys, autograder.workshop.cli, autograder.workshop.server, autograder.workshop.export, "
-            "autograder.workshop.client; from autograder.catalog import exercise_ids; exercise_ids(); "
-            "assert 'torch' not in sys.modules, 'the server must start without torch'")
+# --- the schema and the course's names ----------------------------------------------------------------
+def test_the_server_side_imports_no_torch():
+    code = ("import sys, autograder.workshop.cli, autograder.workshop.server, autograder.workshop.host, "
+            "autograder.workshop.export, autograder.workshop.client; from autograder.workshop.course import load; "
+            "load(); assert 'torch' not in sys.modules, 'the server must start without torch'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_a_valid_report_parses():
-    parsed = parse(body(report(seat="<script>alert(1)</script>")), EXERCISES)
-    assert parsed.seat == "<script>alert(1)</script>"  # allowed: the page shows it as text (browser test)
-    assert parsed.checks == (("forward", True), ("backward runs", False))
+    parsed = parse(body(report(feedback="[FAIL] backward runs\n  Backward failed.")), EXERCISES, COURSE.checks)
+    assert parsed.failing == ("backward runs", "gradcheck") and parsed.grad_mode is True
+    assert parsed.feedback == "[FAIL] backward runs\n  Backward failed."
 
 
 @pytest.mark.parametrize("bad", [
     b"", b"not json", b"[]", b'"a string"', b"[" * 3000 + b"]" * 3000, b"\xff\xfe",
     body(report(extra="x")), body({k: v for k, v in report().items() if k != "exercise"}),
-    body(report(v=True)), body(report(v=2)), body(report(exercise="os.system")), body(report(exercise="nope")),
+    body(report(v=True)), body(report(v=1)), body(report(exercise="os.system")), body(report(exercise="nope")),
     body(report(status="passed!")), body(report(checks="forward")), body(report(checks=[{"name": "x"}])),
     body(report(checks=[{"name": "forward", "passed": 1}])),
     body(report(checks=[{"name": "forward", "passed": True}] * 2)),
-    body(report(checks=[{"name": f"c{i}", "passed": True} for i in range(17)])),
-    body(report(checks=[{"name": "<b>x</b>", "passed": True}])),
+    body(report(checks=[{"name": "Free pizza in room 101", "passed": False}])),  # not a check of the exercise
     body(report(pseudonym="Robert'); DROP TABLE participants;--")), body(report(pseudonym="x" * 31)),
-    body(report(seat="x" * 41)), body(report(seat="a\nb")), body(report(seat="\u202eevil")), body(report(seat=7)),
+    body(report(secret="short")), body(report(secret="x" * 65)), body(report(grad_mode="yes")),
     body(report(op="__import__('os').system('id')")), body(report(error="<img src=x>")),
-    body(report(line="x" * 161)), b'{"v": 1, "pseudonym": NaN}', body(report(seat="x" * MAX_BODY)),
+    body(report(line="x" * 161)), body(report(feedback="bell\x07")), body(report(feedback="\u202eevil")), b'{"v": 2, "pseudonym": NaN}', body(report(feedback="x" * (MAX_BODY + 1))),
 ])
 def test_anything_else_is_refused(bad):
     with pytest.raises(SchemaError):
-        parse(bad, EXERCISES)
+        parse(bad, EXERCISES, COURSE.checks)
+
+
+@pytest.mark.parametrize("bad", [b'{"v": 2, "pseudonym": "amber-otter-12"}', b'{"v": 2, "seat": "a\\nb"}',
+                                 b'{"v": 2, "seat": "\\u202eevil"}', b'{"v": 2, "seat": 7}'])
+def test_a_bad_join_is_refused(bad):
+    with pytest.raises(SchemaError):
+        parse_join(bad)
 
 
 def test_culprit_lines_are_anonymised():
     assert anonymise_line("out += x  # Ada Lovelace's fix") == "out += x"
     assert anonymise_line("w.data -= lr * open('/home/ada/secret.txt').read()  # hm") == "w.data -= lr * open('…').read()"
     assert anonymise_line('h = f"{name}#1"; y += 1') == "h = f'…'; y += 1"
+
+
+def test_shared_feedback_names_no_file():
+    from autograder.workshop.schema import clean_feedback
+
+    text = "at line 18 of /home/ada/course/answer.py (`out += x`); C:\\Users\\ada\\nb.py; scaled by 1/(1-p)"
+    assert clean_feedback(text) == "at line 18 of <cell> (`out += x`); <cell>; scaled by 1/(1-p)"
 
 
 def test_pseudonyms_fit_the_schema():
@@ -102,97 +117,29 @@ def test_token_buckets():
     assert len(buckets) == 0  # full buckets are forgotten, addresses with them
 
 
-# --- the client: opt-in, what it sends, and never breaking check() -----------------------------------------
-BROKEN_RESIDUAL = solution_code("residual_add").replace("out = out + x", "out += x")
+def test_the_course_knows_its_names_and_tells_no_grad_from_the_bug():
+    assert COURSE.exercises == EXERCISES and set(COURSE.checks) == set(EXERCISES)
+    bug = COURSE.match("residual_add", ("backward runs", "gradcheck"), "RuntimeError", "torch.Tensor.add_", True)
+    no_grad = COURSE.match("residual_add", ("backward runs", "gradcheck"), "RuntimeError", "torch.Tensor.add_", False)
+    silent = COURSE.match("residual_add", ("gradcheck",), None, None, None)
+    assert (bug.label, no_grad.label) == ("the bug, unchanged", "no_grad around +=")
+    assert ".data" in silent.label and "detach" in silent.label  # both silently wrong gradients: one signature
+    assert "version counter" in no_grad.explanation and no_grad.read.startswith("Chapter 6")
+    assert COURSE.op("torch.Tensor.add_") and COURSE.op("Free.pizza.in_room_101") is None
+    assert COURSE.error("RuntimeError") and COURSE.error("MyOwnError") is None
+    with pytest.raises(ValueError, match="nope"):
+        COURSE.restricted(("residual_add", "nope"))
 
 
-@pytest.fixture
-def broken_namespace(tmp_path):
-    # From a real file, as a notebook cell is: the locator then has the culprit line's text.
-    path = tmp_path / "answer.py"
-    path.write_text(BROKEN_RESIDUAL)
-    namespace: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), namespace)
-    return namespace
-
-
-@pytest.fixture
-def fresh_client(monkeypatch):
-    monkeypatch.delenv(client.ENV, raising=False)
-    monkeypatch.setattr(client, "_session", None)
-    monkeypatch.setattr(client, "_left", False)
-    monkeypatch.setattr(client, "_last", None)
-    return client
-
-
-def test_check_has_join_preview_and_leave_and_sends_nothing_unjoined(fresh_client, broken_namespace, capsys):
-    from autograder import check
-
-    result = check("residual_add", broken_namespace, quiet=True)
-    assert result.status == "failed" and fresh_client._session is None
-    data = check.preview()
-    assert "nothing is sent now" in capsys.readouterr().out
-    assert set(data) == {"v", "pseudonym", "seat", "exercise", "status", "checks", "error", "op"}
-    assert data["op"] == "torch.Tensor.add_" and data["error"] == "RuntimeError"
-
-
-def test_the_culprit_line_needs_a_second_opt_in_and_nothing_identifies_the_machine(fresh_client, broken_namespace):
-    from autograder import check
-
-    check.join("http://127.0.0.1:9/ABCDEF", seat="B12")  # port 9: nothing listens; join says so and goes on
-    check("residual_add", broken_namespace, quiet=True)
-    without = check.preview()
-    check.join("http://127.0.0.1:9/ABCDEF", share_line=True)
-    check("residual_add", broken_namespace, quiet=True)
-    with_line = check.preview()
-    check.leave()
-    assert "line" not in without and with_line["line"] == "out += x"
-    assert without["pseudonym"] != with_line["pseudonym"]  # a new pseudonym for each session
-    sent = json.dumps([without, with_line])
-    for private in {socket.gethostname(), os.environ.get("USER", "\0"), str(Path.home()), "answer.py"} - {""}:
-        assert private not in sent
-    assert parse(body(with_line), EXERCISES)  # what the client sends, the server accepts
-
-
-def test_a_dead_or_silent_server_never_slows_a_check(fresh_client):
-    from autograder import check
-
-    namespace: dict = {}
-    exec(solution_code("leaf_sgd"), namespace)  # a check of about 10 ms: any wait would show
-    check("leaf_sgd", namespace, quiet=True)
-    start = time.perf_counter()
-    for _ in range(5):
-        check("leaf_sgd", namespace, quiet=True)
-    unjoined = (time.perf_counter() - start) / 5
-    silent = socket.socket()
-    silent.bind(("127.0.0.1", 0))
-    silent.listen(0)  # never answers: the sender's 2 s timeout runs out, again and again
-    try:
-        check.join(f"http://127.0.0.1:{silent.getsockname()[1]}/ABCDEF")
-        start = time.perf_counter()
-        for _ in range(40):  # more than the queue holds: the rest are dropped, not waited for
-            assert check("leaf_sgd", namespace, quiet=True).status == "passed"
-        per_check = (time.perf_counter() - start) / 40
-    finally:
-        silent.close()
-        client._session = None
-    assert per_check < unjoined + 0.02, (per_check, unjoined)
-
-
-def test_a_failing_client_never_raises_into_check(fresh_client, broken_namespace, monkeypatch):
-    from autograder import check
-
-    monkeypatch.setenv(client.ENV, "not a url")  # and a broken environment variable
-    assert check("residual_add", broken_namespace, quiet=True).status == "failed"
-
-
-# --- the real server --------------------------------------------------------------------------------------
+# --- the real server ----------------------------------------------------------------------------------------
 class Server:
-    def __init__(self, process: subprocess.Popen, out: Path, tmp: Path):
-        self.process, self.out, self.tmp = process, out, tmp
-        text = self.wait_for(r"Host: +http://127\.0\.0\.1:(\d+)/dashboard#token=(\S+)")
-        self.port, self.host_token = int(text[0]), text[1]
-        self.code = self.wait_for(r"Join code: +(\w+)")[0]
+    """A running `serve`, its printed code and tokens, and plain-HTTP helpers from any loopback address."""
+
+    def __init__(self, process: subprocess.Popen, out: Path, state: Path):
+        self.process, self.out, self.state_file = process, out, state
+        self.port, self.host_token = self.wait_for(r"Host: +http://127\.0\.0\.1:(\d+)/dashboard#token=(\S+)")
+        self.port = int(self.port)
+        self.code = self.wait_for(r"room ([A-Z0-9]{6})")[0]
         self.helper_token = self.wait_for(r"view=helper&token=(\S+)")[0]
 
     def wait_for(self, pattern: str, timeout: float = 30) -> tuple:
@@ -205,9 +152,13 @@ class Server:
             time.sleep(0.05)
         raise AssertionError(f"{pattern!r} not printed: {self.out.read_text()}")
 
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/{self.code}"
+
     def request(self, method: str, path: str, data: bytes | None = None, headers: dict | None = None,
                 source: str = "127.0.0.2") -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10, source_address=(source, 0))
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30, source_address=(source, 0))
         try:
             conn.request(method, path, body=data, headers=headers or {})
             response = conn.getresponse()
@@ -217,85 +168,112 @@ class Server:
         finally:
             conn.close()
 
-    def post(self, data, source: str = "127.0.0.2", code: str | None = None, **headers) -> int:
+    def post(self, what: str, data, source: str = "127.0.0.2", code: str | None = None, **headers) -> tuple[int, dict]:
         raw = data if isinstance(data, bytes) else body(data)
-        headers = {"Content-Type": "application/json", **headers}
-        return self.request("POST", f"/{code or self.code}/report", raw, headers, source)[0]
+        status, answer = self.request("POST", f"/{code or self.code}/{what}", raw,
+                                      {"Content-Type": "application/json", **headers}, source)
+        try:
+            return status, json.loads(answer) if answer else {}
+        except ValueError:
+            return status, {}
+
+    def join(self, seat: str = "", source: str = "127.0.0.2", **kept) -> Person:
+        status, answer = self.post("join", {"v": 2, "seat": seat, **kept}, source)
+        assert status == 200, (status, answer)
+        return Person(self, answer["pseudonym"], answer["secret"] or kept.get("secret"), source)
 
     def state(self, view: str = "projector", token: str | None = None, source: str = "127.0.0.2", **headers):
         headers["Authorization"] = f"Bearer {token or self.host_token}"
         status, raw = self.request("GET", f"/api/state?view={view}", headers=headers, source=source)
         return status, (json.loads(raw) if status == 200 else None)
 
-    def database(self) -> bytes:
-        (path,) = self.tmp.glob("autograder-workshop-*/workshop.sqlite")
-        return b"".join(p.read_bytes() for p in path.parent.iterdir())
+    def host(self, path: str, data, token: str | None = None, **headers) -> int:
+        headers = {"Authorization": f"Bearer {token or self.host_token}", "X-Workshop": "1", **headers}
+        return self.request("POST", f"/api/{path}", body(data), headers)[0]
 
-    def stop(self) -> str:
-        self.process.send_signal(signal.SIGINT)
-        self.process.wait(timeout=30)
+    def stop(self, sig=signal.SIGINT) -> str:
+        self.process.send_signal(sig)
+        self.process.wait(timeout=60)
         return self.out.read_text()
 
 
-@contextmanager
-def workshop_server(tmp_path: Path, *args: str):
-    """`python -m autograder.workshop serve` on 127.0.0.1, its temporary files in tmp_path/tmp."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    out = tmp_path / "server.log"
+class Person:
+    """A participant who joined by plain HTTP, as the client does."""
+
+    def __init__(self, server: Server, name: str, secret: str, source: str):
+        self.server, self.name, self.secret, self.source = server, name, secret, source
+
+    def report(self, **changes) -> tuple[int, dict]:
+        return self.server.post("report", report(pseudonym=self.name, secret=self.secret, **changes), self.source)
+
+    def event(self, kind: str) -> int:
+        data = {"v": 2, "pseudonym": self.name, "secret": self.secret, "kind": kind}
+        return self.server.post("event", data, self.source)[0]
+
+
+def start(tmp_path: Path, *args: str, state: Path | None = None, name: str = "server") -> Server:
+    state = state or tmp_path / "state" / "room.sqlite"
+    out = tmp_path / f"{name}.log"
     with out.open("w") as log:
         process = subprocess.Popen([sys.executable, "-m", "autograder.workshop", "serve", "--host", "127.0.0.1",
-                                    "--port", "0", "--no-qr", *args], stdout=log, stderr=subprocess.STDOUT,
-                                   cwd=ROOT, env={**os.environ, "TMPDIR": str(tmp), "PYTHONUNBUFFERED": "1"})
+                                    "--no-qr", "--state", str(state), *args], stdout=log, stderr=subprocess.STDOUT,
+                                   cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        yield Server(process, out, tmp)
+        return Server(process, out, state)
+    except BaseException:
+        process.kill()
+        raise
+
+
+@contextmanager
+def workshop_server(tmp_path: Path, *args: str, **kwargs):
+    server = start(tmp_path, "--port", "0", *args, **kwargs)
+    try:
+        yield server
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
 
 
-def test_reports_in_state_out_and_nothing_left_behind(tmp_path):
-    with workshop_server(tmp_path, "--stuck-attempts", "2", "--export", str(tmp_path / "export")) as server:
+def test_reports_in_state_out_and_no_address_kept(tmp_path):
+    with workshop_server(tmp_path, "--stuck-attempts", "2", "--stuck-minutes", "0") as server:
         assert server.request("GET", f"/{server.code}")[0] == 200
         assert server.request("GET", "/ZZZZZZ")[0] == 404  # a wrong join code
         attack = "<script>alert(1)</script>"
-        assert server.post(report(seat=attack), source="127.0.0.3") == 204
-        assert server.post(report(seat=attack), source="127.0.0.3") == 204
-        assert server.post(report(pseudonym="brave-heron-34", status="passed", seat="A1",
-                                  checks=[{"name": "forward", "passed": True}], op=None, line=None),
-                           source="127.0.0.4") == 204
+        ada = server.join(seat=attack, source="127.0.0.3")
+        assert ada.report()[0] == 200 and ada.report()[0] == 200
+        bob = server.join(seat="A1", source="127.0.0.4")
+        assert bob.report(failing=())[0] == 200
+        eve = server.join(source="127.0.0.5")
+        assert eve.report(grad_mode=False)[0] == 200
         status, data = server.state("helper")
         grid = {g["exercise"]: g for g in data["grid"]}
-        assert status == 200 and data["participants"] == 2
-        assert (grid["residual_add"]["passed"], grid["residual_add"]["failing"]) == (1, 1)
-        assert grid["leaf_sgd"]["not_started"] == 2
+        assert status == 200 and data["participants"] == 3
+        assert (grid["residual_add"]["passed"], grid["residual_add"]["failing"]) == (1, 2)
+        assert grid["leaf_sgd"]["not_started"] == 3
         assert [p["seat"] for p in data["stuck_people"]] == [attack]
-        assert data["top_ops"] == [{"op": "torch.Tensor.add_", "participants": 1}]
+        assert data["top_ops"] == [{"exercise": "residual_add", "op": "torch.Tensor.add_", "participants": 2}]
+        labels = {m["label"]: m["participants"] for m in data["misconceptions"]}
+        assert labels == {"the bug, unchanged": 1, "no_grad around +=": 1}
         _, projector = server.state("projector")
         assert "people" not in projector and "stuck_people" not in projector  # aggregates only
         assert projector["stuck"] == [{"exercise": "residual_add", "count": 1}]
-        database = server.database()
-        assert b"amber-otter-12" in database
-        assert b"127.0.0.3" not in database and b"127.0.0.4" not in database
-        folder = next(server.tmp.glob("autograder-workshop-*"))
+        assert projector["join"]["code"] == server.code
         log = server.stop()
-    assert not folder.exists(), "the log must be deleted at shutdown"
-    assert "127.0.0.3" not in log and "127.0.0.4" not in log
-    exported = {p.name: p for p in (tmp_path / "export").iterdir()}
-    assert set(exported) == {"progress.csv", "failing_checks.csv", "culprit_ops.csv", "grid.png"}
-    text = "".join(p.read_text() for name, p in exported.items() if name.endswith(".csv"))
-    assert "residual_add,2,0,1,1," in text and "backward runs,2" in text
-    assert "amber" not in text and "script" not in text and "out += x" not in text  # aggregates only
+    stored = b"".join(p.read_bytes() for p in server.state_file.parent.iterdir())
+    assert ada.name.encode() in stored and ada.secret.encode() not in stored  # a hash of it only
+    for source in ("127.0.0.3", "127.0.0.4", "127.0.0.5"):
+        assert source not in log and source.encode() not in stored
 
 
-def test_tokens_rights_and_the_spotlight(tmp_path):
+def test_tokens_rights_spotlight_hints_and_notes(tmp_path):
     with workshop_server(tmp_path) as server:
-        assert server.post(report(), source="127.0.0.3") == 204
+        ada = server.join(source="127.0.0.3")
+        assert ada.report(line="out += x")[0] == 200
         assert server.state(token="wrong")[0] == 401
         assert server.request("GET", "/api/state")[0] == 401
         assert server.state(token=server.code)[0] == 401  # the join code is no token
-        assert server.state("projector", token=server.helper_token)[0] == 200
         assert server.state("helper", token=server.helper_token)[0] == 200
         assert server.state("controls", token=server.helper_token)[0] == 403
         assert server.state("controls", **{"X-Forwarded-For": "203.0.113.9"})[0] == 403  # host token via a tunnel
@@ -303,57 +281,180 @@ def test_tokens_rights_and_the_spotlight(tmp_path):
         _, data = server.state("controls")
         (line,) = data["lines"]
         assert line["line"] == "out += x" and "pseudonym" not in line and "seat" not in line
-
-        def spotlight(line_id, token=None, **headers):
-            headers = {"Authorization": f"Bearer {token or server.host_token}", "X-Workshop": "1", **headers}
-            return server.request("POST", "/api/spotlight", body({"id": line_id}), headers)[0]
-
-        assert spotlight(line["id"], token=server.helper_token) == 403
-        assert spotlight(line["id"], **{"X-Workshop": ""}) == 400  # what a cross-site form would send
-        assert spotlight("0" * 16) == 404 and spotlight("'; --") == 404 and spotlight(["x"]) == 404
-        assert spotlight(line["id"]) == 204
-        assert server.state(token=server.helper_token)[1]["spotlight"] == {
-            "exercise": "residual_add", "op": "torch.Tensor.add_", "line": "out += x"}
-        assert spotlight(None) == 204 and server.state()[1]["spotlight"] is None
+        assert server.host("spotlight", {"id": line["id"]}, token=server.helper_token) == 403
+        assert server.host("spotlight", {"id": line["id"]}, **{"X-Workshop": ""}) == 400  # a cross-site form
+        assert server.host("spotlight", {"id": "0" * 16}) == 404 and server.host("spotlight", {"id": ["x"]}) == 404
+        assert server.host("spotlight", {"id": line["id"]}) == 204
+        assert server.state(token=server.helper_token)[1]["spotlight"]["line"] == "out += x"
+        (wrong,) = data["misconceptions"]
+        assert server.host("spotlight", {"misconception": wrong["id"]}) == 204
+        shown = server.state()[1]["spotlight"]
+        assert shown["label"] == "the bug, unchanged" and shown["explanation"] and "line" not in shown
+        assert server.host("spotlight", {"id": None}) == 204 and server.state()[1]["spotlight"] is None
+        # a hint reaches the next report of its exercise, once
+        assert server.host("hint", {"text": "x" * 301}) == 400 and server.host("hint", {"text": "a\x1bb"}) == 400
+        assert server.host("hint", {"text": "Read the op name", "exercise": "residual_add"}) == 204
+        assert server.host("hint", {"text": "For rnn only", "exercise": "rnn_hidden"}) == 204
+        assert ada.report()[1]["hints"] == ["Read the op name"] and ada.report()[1]["hints"] == []
+        # sticky notes, and a secret is needed to write as someone
+        assert ada.event("stuck") == 200
+        assert [n["note"] for n in server.state("helper")[1]["notes"]] == ["stuck"]
+        assert ada.report(failing=())[0] == 200  # a pass takes the note down
+        assert server.state("helper")[1]["notes"] == []
+        forger = Person(server, ada.name, "f" * 32, "127.0.0.9")
+        assert forger.report(failing=())[0] == 403 and forger.event("left") == 403
+        assert ada.event("left") == 200 and server.state()[1]["participants"] == 0
 
 
 def test_malformed_oversized_and_odd_requests_are_refused_and_the_server_goes_on(tmp_path):
     with workshop_server(tmp_path) as server:
-        assert server.post(b"{not json") == 400
-        assert server.post(b"[" * 5000) == 400
-        assert server.post(report(), **{"Content-Type": "text/plain"}) == 415
-        assert server.post(report(seat="x" * (MAX_BODY + 100))) in (400, 413)
-        status = server.post(b"x" * (4 << 20))  # 4 MiB: refused before it is read
-        assert status in (0, 400, 413)
-        raw = socket.create_connection(("127.0.0.1", server.port), timeout=5, source_address=("127.0.0.5", 0))
-        raw.sendall(b"\x16\x03\x01garbage\r\n\r\n")  # TLS hello to a plain HTTP port, and worse
-        raw.recv(1024)
-        raw.close()
-        assert server.post(report(), code="WRONG1") == 404
+        ada = server.join()
+        assert server.post("report", b"{not json")[0] == 400
+        assert server.post("report", b"[" * 5000)[0] == 400
+        assert server.post("report", report(), **{"Content-Type": "text/plain"})[0] == 415
+        assert server.post("report", b"x" * (4 << 20))[0] in (0, 400, 413)  # 4 MiB: refused before it is read
+        assert ada.report(checks=[{"name": "Free pizza in room 101", "passed": False}])[0] == 400
+        assert ada.report(op="Free.pizza.in_room_101", error="Pizza")[0] == 200  # not the course's: shown as none
+        _, data = server.state()
+        assert data["top_ops"] == [] and "pizza" not in json.dumps(data).lower()
+        assert server.post("report", report(), code="WRONG1")[0] == 404
         assert server.request("GET", "/../../etc/passwd")[0] == 404
         assert server.request("GET", "/static/..%2fserver.py")[0] == 404
         assert server.request("GET", "/static/dashboard.js")[0] == 200
-        assert server.post(report()) == 204  # still serving
+        assert ada.report()[0] == 200  # still serving
         log = server.stop()
-    assert "127.0.0.2" not in log and "127.0.0.5" not in log
+    assert "127.0.0.2" not in log
 
 
-def test_a_flood_is_limited_per_address_and_per_pseudonym_and_the_room_is_capped(tmp_path):
-    with workshop_server(tmp_path, "--max-participants", "20", "--address-rate", "5") as server:
-        # one pseudonym: a burst of 10, then 0.5 per second
-        same = [server.post(report(), source="127.0.0.3") for _ in range(15)]
-        assert same.count(204) == 10 and same[10:] == [429] * 5
-        # new pseudonyms, each from an address of its own: the room fills up, then newcomers are refused
-        room = [server.post(report(pseudonym=f"brave-otter-{i:02d}"), source=f"127.0.1.{i}") for i in range(10, 40)]
-        assert room == [204] * 19 + [403] * 11
+def test_floods_fakes_and_a_full_room(tmp_path):
+    with workshop_server(tmp_path, "--max-participants", "20", "--address-rate", "5", "--gone-minutes", "0.05") as server:
+        # one participant: a burst of 10 reports, then 0.5 per second
+        ada = server.join(source="127.0.0.3")
+        same = [ada.report()[0] for _ in range(15)]
+        assert same.count(200) == 10 and same[10:] == [429] * 5
+        # fake participants from addresses of their own fill the room; the next newcomer is told why
+        fakes = [server.join(source=f"127.0.1.{i}") for i in range(19)]
+        status, answer = server.post("join", {"v": 2}, "127.0.1.99")
+        assert status == 503 and "full" in answer["error"]
+        # fakes that never come back are gone after --gone-minutes: the room has space again
+        time.sleep(0.05 * 60 + 0.5)
+        assert server.join(source="127.0.1.100").name not in {f.name for f in fakes}
+        # the host sees the refusals and raises the cap
+        _, data = server.state("controls")
+        assert data["limits"]["refused"]["full"] == 1 and data["participants"] == 1
+        assert server.host("limits", {"max_participants": 0}) == 400
+        assert server.host("limits", {"max_participants": 300}) == 204
+        assert server.state("controls")[1]["limits"]["max_participants"] == 300
         # one address, as fast as it can: after a burst of 20, refused (429) before anything is parsed
-        flood = [server.post(b"{" if i % 2 else report(pseudonym=f"quick-wren-{i:02d}"), source="127.0.0.6")
-                 for i in range(300)]
-        assert flood.count(429) >= 250 and flood[-1] == 429
-        # everyone else carries on
-        assert server.post(report(pseudonym="brave-otter-10", status="passed"), source="127.0.0.7") == 204
-        _, data = server.state(source="127.0.0.8")
-        assert data["participants"] == 20
+        flood = [server.post("report", b"{", "127.0.0.6")[0] for _ in range(100)]
+        assert flood.count(429) >= 70 and flood[-1] == 429
         log = server.stop()
-    for source in ("127.0.0.3", "127.0.1.10", "127.0.0.6", "127.0.0.7", "127.0.0.8"):
+    for source in ("127.0.0.3", "127.0.1.10", "127.0.0.6"):
         assert source not in log
+
+
+def test_slow_clients_cannot_exhaust_connections_nor_rotate_a_forwarded_address(tmp_path):
+    with workshop_server(tmp_path, "--connections-per-address", "5", "--max-connections", "12",
+                         "--trust-forwarded", "x-forwarded-for", "--address-rate", "2") as server:
+        import socket
+
+        held = []
+        for _ in range(8):  # a slowloris: connections that never finish their request
+            s = socket.create_connection(("127.0.0.1", server.port), source_address=("127.0.0.7", 0))
+            s.sendall(b"GET /api/state HTTP/1.1\r\nHost: x\r\n")
+            held.append(s)
+        time.sleep(0.3)
+        closed = 0
+        for s in held:
+            s.settimeout(0.5)
+            try:
+                closed += s.recv(1) == b""
+            except TimeoutError:
+                pass  # held open, waiting for the rest of the request
+            except ConnectionResetError:
+                closed += 1  # closed with the request unread
+        assert closed == 3  # beyond 5 from one address, each new one is closed at once
+        assert server.request("GET", f"/{server.code}", source="127.0.0.8")[0] == 200  # others are served
+        for s in held:
+            s.close()
+        # through the trusted proxy (a loopback peer): the header's last entry counts, not X-Real-Ip
+        statuses = [server.request("GET", f"/{server.code}", headers={"X-Real-Ip": f"10.0.0.{i}",
+                                                                      "X-Forwarded-For": f"10.9.{i}.1, 198.51.100.7"},
+                                   source="127.0.0.1")[0] for i in range(30)]
+        assert statuses.count(429) >= 20
+        _, data = server.state("controls", source="127.0.0.1")
+        assert data["limits"]["connections_refused"] >= 3
+
+
+def test_a_restart_keeps_the_room_exports_never_overwrite_and_hangup_stops_cleanly(tmp_path):
+    export = tmp_path / "exports"
+    first = start(tmp_path, "--port", "0", "--export", str(export), "--exercises", "residual_add,rnn_hidden")
+    ada = first.join(seat="A1")
+    assert ada.report()[0] == 200
+    assert first.host("hint", {"text": "Look at the op"}) == 204
+    log = first.stop(signal.SIGHUP)  # a closed terminal: exports and stops like Ctrl-C
+    assert "exported:" in log and "kept in" in log
+    second = start(tmp_path, "--port", str(first.port), "--export", str(export), name="second")
+    try:
+        assert (second.code, second.host_token, second.helper_token) == (first.code, first.host_token, first.helper_token)
+        assert "resumed (1 participant so far)" in second.out.read_text()
+        assert ada.report(failing=())[0] == 200  # the same secret works: no new join
+        _, data = second.state()
+        assert [g["exercise"] for g in data["grid"]] == ["residual_add", "rnn_hidden"]  # the room's exercises kept
+        assert data["participants"] == 1 and data["grid"][0]["passed"] == 1
+    finally:
+        second.stop()
+    folders = sorted(p.name for p in export.iterdir())
+    assert len(folders) == 2 and all(f.startswith(f"workshop-{first.code}-") for f in folders)
+    progress = [(export / f / "progress.csv").read_text() for f in folders]
+    assert "residual_add,1,0,1,0," in progress[0] and "residual_add,1,0,0,1," in progress[1]
+    text = "".join(p.read_text() for p in export.rglob("*.csv"))
+    assert ada.name not in text and "A1" not in text and "the bug, unchanged" in text  # aggregates only
+    ended = subprocess.run([sys.executable, "-m", "autograder.workshop", "end", "--state", str(first.state_file)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert ended.returncode == 0 and not first.state_file.exists() and "deleted the room" in ended.stdout
+
+
+def test_a_busy_port_or_a_bad_export_is_one_line_at_start_and_leaves_nothing(tmp_path):
+    with workshop_server(tmp_path) as server:
+        busy = subprocess.run([sys.executable, "-m", "autograder.workshop", "serve", "--host", "127.0.0.1",
+                               "--port", str(server.port), "--state", str(tmp_path / "other" / "room.sqlite")],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert busy.returncode == 2 and busy.stderr.strip().count("\n") == 0 and "busy" in busy.stderr
+    assert "Traceback" not in busy.stderr and not (tmp_path / "other" / "room.sqlite").exists()
+    (tmp_path / "file").write_text("")
+    bad = subprocess.run([sys.executable, "-m", "autograder.workshop", "serve", "--port", "0", "--state",
+                          str(tmp_path / "third" / "room.sqlite"), "--export", str(tmp_path / "file" / "x")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --export") and "Traceback" not in bad.stderr
+    assert not (tmp_path / "third").exists()
+    unknown = subprocess.run([sys.executable, "-m", "autograder.workshop", "serve", "--exercises", "residual_add,nope",
+                              "--state", str(tmp_path / "fourth" / "room.sqlite")],
+                             capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert unknown.returncode == 2 and "nope" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_the_dashboard_waits_for_a_change_and_answers_at_once(tmp_path):
+    with workshop_server(tmp_path) as server:
+        ada = server.join()
+        time.sleep(0.5)  # dashboards are woken at most every 0.2 s: the join's wake-up has passed
+        _, data = server.state()
+        import threading
+
+        answered = {}
+
+        def wait():
+            start = time.monotonic()
+            status, raw = server.request("GET", f"/api/state?since={data['version']}",
+                                         headers={"Authorization": f"Bearer {server.host_token}"})
+            answered.update(status=status, seconds=time.monotonic() - start, data=json.loads(raw))
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        time.sleep(1.0)
+        assert not answered  # nothing changed: it waits
+        sent = time.monotonic()
+        ada.report()
+        waiter.join(timeout=10)
+        assert answered["status"] == 200 and answered["data"]["version"] > data["version"]
+        assert time.monotonic() - sent < 1.5  # at once (0.2 s plus a shared machine's load), not after 25 s

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.cells import marker_line
 from tests.browser import CHROMIUM, open_browser
 from tests.conftest import solution_code
 
@@ -72,7 +73,7 @@ c.JupyterHub.load_roles = [
 ]
 c.JupyterHub.services = [
     {{"name": "workshop", "url": "http://127.0.0.1:{service_port}", "oauth_no_confirm": True,
-      "command": ["{python}", "-m", "autograder.workshop", "serve", "--hub", "--no-qr"]}},
+      "command": ["{python}", "-m", "autograder.workshop", "serve", "--hub", "--no-qr", "--state", "{tmp}/room.sqlite"]}},
     {{"name": "test", "api_token": "{admin}"}},
 ]
 """
@@ -172,17 +173,19 @@ def test_a_hub_user_reports_with_no_join_step_and_only_hosts_see_the_room(hub):
 
     broken = solution_code("residual_add").replace("out = out + x", "out += x")
     out = run_in_kernel(connection, [
-        "from autograder import check", solution_code("leaf_sgd"), 'assert check("leaf_sgd").status == "passed"',
-        broken, 'assert check("residual_add", quiet=True).status == "failed"\ncheck.leave()'])
-    assert "Reporting to the workshop at" in out[2]
+        "from autograder import check", f"{marker_line(1, 1)}\n{solution_code('leaf_sgd')}",
+        'check("leaf_sgd")\nassert check.last.result.status == "passed"',
+        f"{marker_line(1, 1)}\n{broken}", 'check("residual_add")\nassert check.last.result.status == "failed"'])
+    assert "Reporting to the workshop at" in out[2] and "Workshop: report received" in out[4]
 
     _, host = hub.request("POST", "/hub/api/users/host/tokens", {"note": "the test, as the host"})
     status, room = hub.request("GET", "/services/workshop/api/state?view=helper", token=host["token"])
     assert status == 200 and room["participants"] == 1
     (person,) = room["people"]
     assert person["seat"] == "ada" and person["cells"] == {"leaf_sgd": "passed", "residual_add": "failing"}
+    assert [m["label"] for m in room["misconceptions"]] == ["the bug, unchanged"]
     assert hub.request("GET", "/services/workshop/api/state", token=ada["token"])[0] == 403  # not a host
-    report = {"v": 1, "pseudonym": "amber-otter-12", "exercise": "leaf_sgd", "status": "passed", "checks": []}
+    report = {"v": 2, "pseudonym": "amber-otter-12", "exercise": "leaf_sgd", "status": "passed", "checks": []}
     assert hub.request("POST", "/services/workshop/report", report, token="forged")[0] == 403
     assert hub.request("POST", "/services/workshop/report", report, token="")[0] in (401, 403)
 
@@ -196,7 +199,7 @@ def test_a_hub_user_reports_with_no_join_step_and_only_hosts_see_the_room(hub):
             page.wait_for_url("**/services/workshop/dashboard**")
             page.wait_for_selector("#grid tbody tr")
             deadline = time.monotonic() + 10
-            while page.text_content("#participants") != "1 participant":
+            while page.text_content("#participants") != "1 here":
                 assert time.monotonic() < deadline, page.text_content("#participants")
                 time.sleep(0.2)
             page.goto(hub.url + "/hub/logout")

@@ -59,10 +59,10 @@ def report_of(error: BaseException) -> Report | None:
 
 
 class _Write:
-    __slots__ = ("seq", "version", "op", "chain")
+    __slots__ = ("seq", "version", "op", "chain", "grad_mode")
 
-    def __init__(self, seq: int, version: int, op: Any, chain: tuple[Raw, ...]) -> None:
-        self.seq, self.version, self.op, self.chain = seq, version, op, chain
+    def __init__(self, seq: int, version: int, op: Any, chain: tuple[Raw, ...], grad_mode: bool) -> None:
+        self.seq, self.version, self.op, self.chain, self.grad_mode = seq, version, op, chain, grad_mode
 
 
 class _Log:
@@ -206,7 +206,9 @@ class Locator(ContextDecorator):
         log = self._logs.get(_key(t))
         if log is None:
             return  # no saved tensor lives on this storage: nothing this write could break
-        log.writes.append(_Write(next(self._seq), t._version, func, self.frames.capture(frame)))
+        # grad mode tells a write under no_grad from the same write without it (the workshop's misconceptions)
+        log.writes.append(_Write(next(self._seq), t._version, func, self.frames.capture(frame),
+                                 torch.is_grad_enabled()))
         if len(log.writes) > 256 and log.packs:
             oldest = min(log.packs)
             log.writes = [w for w in log.writes if w.seq > oldest][:_MAX_WRITES]
@@ -221,7 +223,7 @@ class Locator(ContextDecorator):
     def _report(self, p: _Packed, found: int) -> Report:
         log = self._logs.get(p.key)
         writes = [w for w in (log.writes if log else ()) if w.seq > p.seq and p.version < w.version <= found]
-        mods = tuple(Operation(op_name(w.op), sites(w.chain), w.version) for w in writes)
+        mods = tuple(Operation(op_name(w.op), sites(w.chain), w.version, w.grad_mode) for w in writes)
         t = p.tensor
         node = _current_node() if _current_node is not None else None
         grad_fn = p.grad_fn_name if p.is_output else (t.grad_fn.name() if t.grad_fn is not None else None)

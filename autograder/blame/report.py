@@ -16,6 +16,8 @@ class Operation:
     chain: tuple[Site, ...] = ()
     version: int | None = None
     """For a modification: the tensor's version right after it."""
+    grad_mode: bool | None = None
+    """For a modification: whether grad mode was on when it was made (False under `torch.no_grad()`)."""
 
     @property
     def site(self) -> Site | None:
@@ -33,6 +35,8 @@ class Operation:
         }
         if self.version is not None:
             out["version"] = self.version
+        if self.grad_mode is not None:
+            out["grad_mode"] = self.grad_mode
         return out
 
     def where(self) -> str:

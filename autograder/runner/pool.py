@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..result import Status
+from ..status import Status
 from . import Job, cgroup
 from .limits import Limits
 from .sandbox import SCRATCH, as_root, bwrap_command, bwrap_problem, plain_env

@@ -1,7 +1,9 @@
 """`autograder workshop`: a live view of the room for a workshop's host.
 
-Participants opt in from their notebook (`check.join(URL)`); every `check()` then also sends a small,
-validated report (a pseudonym, an optional seat label, the exercise, pass/fail per check, the error class
-and the culprit op) to one Tornado process that keeps them in a temporary SQLite file and serves the host's
-dashboard. The participant side (client.py) uses the standard library only; the server never imports torch.
+Participants join from their notebook (`check.join(URL)`); every `check()` then also sends a small,
+validated report (the pseudonym and secret the server gave them, the exercise, pass/fail per public check,
+the error class, the culprit op and grad mode) to one Tornado process, which keeps the room in a state file
+(a restart is the same room), matches failing reports against the catalogues' known wrong answers
+(course.json), and serves the host's dashboard. The participant side (client.py) uses the standard library
+only; the server never imports torch.
 """

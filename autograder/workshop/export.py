@@ -1,13 +1,35 @@
-"""`serve --export DIR`: what a workshop leaves for its retrospective, written at shutdown before the log
-is deleted. Aggregates only: no pseudonym, seat label or culprit line goes into these files."""
+"""`serve --export DIR` (at every stop) and `workshop end --export DIR`: what a workshop leaves for its
+retrospective. Aggregates only: no pseudonym, seat label, culprit line or feedback goes into these files.
+
+Each export is a new folder, `DIR/workshop-CODE-YYYYmmdd-HHMMSS`, written beside it and renamed into place
+when complete: an export never overwrites another, and a half-written one is never left under that name.
+"""
 
 from __future__ import annotations
 
 import csv
+import os
+import shutil
+import tempfile
+import time
 from pathlib import Path
 
+from .course import Course
+from .net import StartError
 from .storage import Store, Thresholds
 from .views import state
+
+
+def check_folder(folder: Path) -> Path:
+    """The export folder, created if missing and proven writable now, at start (StartError otherwise)."""
+    folder = folder.expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise StartError(f"--export {folder}: {e.strerror or e}") from None
+    return folder.resolve()
 
 
 def _write(path: Path, header: list[str], rows: list) -> Path:
@@ -18,22 +40,37 @@ def _write(path: Path, header: list[str], rows: list) -> Path:
     return path
 
 
-def export(store: Store, exercises: tuple[str, ...], now: float, thresholds: Thresholds, folder: Path) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    view = state(store, exercises, now, thresholds)
+def export(store: Store, course: Course, code: str, now: float, thresholds: Thresholds, folder: Path) -> Path:
+    """Writes the aggregates into a new folder under `folder`; returns it."""
+    view = state(store, course, now, thresholds)
     runs = {e: (n, failed) for e, n, failed in store.report_counts()}
     grid = [[g["exercise"], view["participants"], g["not_started"], g["failing"], g["passed"],
              "" if g["median_minutes"] is None else g["median_minutes"], *runs.get(g["exercise"], (0, 0))]
             for g in view["grid"]]
-    checks = sorted(store.failing_check_counts().items(), key=lambda item: -item[1])
-    written = [
-        _write(folder / "progress.csv", ["exercise", "participants", "not_started", "failing", "passed",
-                                         "median_minutes_to_pass", "runs", "failed_runs"], grid),
-        _write(folder / "failing_checks.csv", ["exercise", "check", "failed_runs"], [[e, c, n] for (e, c), n in checks]),
-        _write(folder / "culprit_ops.csv", ["exercise", "op", "failed_runs"], store.op_counts()),
-    ]
-    written.append(grid_png(view["grid"], view["participants"], folder / "grid.png"))
-    return written
+    checks = sorted(store.failing_check_counts().items(), key=lambda item: (-item[1], item[0]))
+    wrong = [[course.by_id[m].exercise, course.by_id[m].label, runs_, people]
+             for m, runs_, people in store.misconception_counts() if m in course.by_id]
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    work = Path(tempfile.mkdtemp(prefix=".export-", dir=folder))
+    try:
+        _write(work / "progress.csv", ["exercise", "participants", "not_started", "failing", "passed",
+                                       "median_minutes_to_pass", "runs", "failed_runs"], grid)
+        _write(work / "failing_checks.csv", ["exercise", "check", "failed_runs"], [[e, c, n] for (e, c), n in checks])
+        _write(work / "culprit_ops.csv", ["exercise", "op", "failed_runs"], store.op_counts())
+        _write(work / "misconceptions.csv", ["exercise", "misconception", "failed_runs", "participants"], wrong)
+        grid_png(view["grid"], view["participants"], work / "grid.png")
+        os.chmod(work, 0o755)
+        for n in range(100):
+            final = folder / (f"workshop-{code}-{stamp}" + (f"-{n}" if n else ""))
+            try:
+                final.mkdir()  # claims the name; never one that exists
+            except FileExistsError:
+                continue
+            os.rename(work, final)  # onto the empty folder just claimed: complete, or not there
+            return final
+        raise OSError(f"no free name for an export in {folder}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def grid_png(grid: list[dict], participants: int, path: Path) -> Path:

@@ -1,10 +1,10 @@
 """`serve --hub`: the server as a JupyterHub-managed service. The hub, not a join code, says who is who.
 
 A participant's kernel sends its server's API token (`$JUPYTERHUB_API_TOKEN`, which must hold the scope
-`access:services!service=NAME`); HubAuth turns it into a user name, and the log gets only a pseudonym made
-from that name with a key that lives in this process's memory. The dashboard is for members of one hub
-group (`--hub-group`, default `workshop-hosts`), who log in through the hub's OAuth; nobody else, not
-even an admin, sees it. Only loaded with `--hub` (it imports jupyterhub).
+`access:services!service=NAME`); HubAuth turns it into a user name, and the room gets only a pseudonym made
+from that name with a key kept in the room's state file (so that a restarted service knows everyone again).
+The dashboard is for members of one hub group (`--hub-group`, default `workshop-hosts`), who log in through
+the hub's OAuth; nobody else, not even an admin, sees it. Only loaded with `--hub` (it imports jupyterhub).
 """
 
 from __future__ import annotations
@@ -13,25 +13,23 @@ import hashlib
 import hmac
 import os
 import secrets
-from dataclasses import replace
 
 from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
 from tornado import web
 
 from .names import pseudonym
-from .schema import Report
 
 
 class Hub:
-    def __init__(self, group: str = "workshop-hosts"):
+    def __init__(self, group: str = "workshop-hosts", key: bytes | None = None):
         self.group = group
         self.auth = HubOAuth.instance()  # configured by the hub's JUPYTERHUB_* environment variables
         self.prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/workshop/")
-        self.key = secrets.token_bytes(32)
+        self.key = key or secrets.token_bytes(32)
         self.cookie_secret = secrets.token_bytes(32)
 
     async def participant(self, handler: web.RequestHandler) -> str:
-        """The hub user whose token came with this report (401 without one, 403 for a token without access)."""
+        """The hub user whose token came with this request (401 without one, 403 for a token without access)."""
         match = self.auth.auth_header_pat.match(handler.request.headers.get("Authorization", ""))
         if not match:
             raise web.HTTPError(401)
@@ -40,10 +38,9 @@ class Hub:
             raise web.HTTPError(403)
         return model["name"]
 
-    def identify(self, report: Report, name: str) -> Report:
-        """The report under the user's keyed pseudonym; the seat label is the user name unless one was given."""
-        digest = hmac.new(self.key, name.encode(), hashlib.sha256).digest()
-        return replace(report, pseudonym=pseudonym(digest), seat=report.seat or name[:40])
+    def pseudonym(self, name: str) -> str:
+        """The user's pseudonym in this room: keyed, so the log never holds the name."""
+        return pseudonym(hmac.new(self.key, name.encode(), hashlib.sha256).digest())
 
     def is_host(self, handler: web.RequestHandler) -> bool:
         model = handler.current_user  # HubOAuthenticated: the OAuth cookie, access scope checked

@@ -1,8 +1,9 @@
-"""The one thing a participant may send: a strict, size-capped report. Anything else is refused.
+"""What a participant may send: strict, size-capped JSON bodies. Anything else is refused.
 
-The server faces a room and, through a tunnel, the internet: a report is parsed with `json` only (nothing
+The server faces a room and, through a tunnel, the internet: a body is parsed with `json` only (nothing
 is evaluated or unpickled), every key is known, every value has one type, a bounded length and a pattern,
-and strings hold no control or formatting characters. Standard library only: the client uses it too.
+strings hold no control or formatting characters, and names must be the course's own (course.py): an
+exercise of the room, its public checks. Standard library only: the client checks what it sends with it.
 """
 
 from __future__ import annotations
@@ -12,27 +13,29 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..result import Status
+from ..status import Status
 
-MAX_BODY = 4096
-"""Bytes of one report's JSON; the server's HTTP layer refuses larger bodies before reading them."""
+MAX_BODY = 8192
+"""Bytes of one body; the server's HTTP layer refuses larger bodies before reading them."""
 
-STATUSES = (Status.PASSED, Status.FAILED, Status.NOT_ATTEMPTED)
-"""What a report may say; the client sends any other status of a check() as FAILED."""
+STATUSES = (Status.PASSED, Status.FAILED, Status.NOT_ATTEMPTED, Status.TIMED_OUT, Status.CRASHED)
+"""What a report may say: CRASHED is a kernel that died during a check (sent when it rejoins)."""
+EVENTS = ("seen", "stuck", "done", "left")
 MAX_CHECKS = 16
 MAX_SEAT = 40
 MAX_LINE = 160
+MAX_FEEDBACK = 3000
+VERSION = 2
 
 PSEUDONYM = re.compile(r"[a-z]{2,12}-[a-z]{2,12}-[0-9]{2,4}")
+SECRET = re.compile(r"[A-Za-z0-9_-]{20,64}")
 EXERCISE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 CHECK = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.,:()/'+-]{0,59}")
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,79}(\.[A-Za-z_][A-Za-z0-9_]{0,79}){0,5}")
-KEYS = {"v", "pseudonym", "seat", "exercise", "status", "checks", "error", "op", "line"}
-REQUIRED = {"v", "pseudonym", "exercise", "status", "checks"}
 
 
 class SchemaError(ValueError):
-    """The body is not a valid report; the message says which field (never echoing its value)."""
+    """The body is not valid; the message says which field (never echoing its value)."""
 
 
 @dataclass(frozen=True)
@@ -41,15 +44,30 @@ class Report:
     exercise: str
     status: Status  # one of STATUSES
     checks: tuple[tuple[str, bool], ...]
-    seat: str = ""
+    secret: str | None = None
     error: str | None = None
     op: str | None = None
+    grad_mode: bool | None = None
     line: str | None = None
+    feedback: str | None = None
 
-    def to_json(self) -> dict:
-        return {"v": 1, "pseudonym": self.pseudonym, "seat": self.seat, "exercise": self.exercise,
-                "status": self.status.value, "checks": [{"name": n, "passed": p} for n, p in self.checks],
-                "error": self.error, "op": self.op, "line": self.line}
+    @property
+    def failing(self) -> tuple[str, ...]:
+        return tuple(name for name, passed in self.checks if not passed)
+
+
+@dataclass(frozen=True)
+class Join:
+    seat: str = ""
+    pseudonym: str | None = None
+    secret: str | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    pseudonym: str
+    kind: str  # one of EVENTS
+    secret: str | None = None
 
 
 def anonymise_line(code: str) -> str:
@@ -61,21 +79,34 @@ def anonymise_line(code: str) -> str:
     return " ".join(code.split())[:MAX_LINE]
 
 
-def _text(data: dict, key: str, limit: int, pattern: re.Pattern | None = None, optional: bool = False) -> str | None:
+PATH = re.compile(r"""(?<![\w.])(?:[A-Za-z]:)?[\\/](?:[^\s'"`:();,\\/]+[\\/])+[^\s'"`:();,\\/]+""")
+
+
+def clean_feedback(text: str) -> str:
+    """Feedback text a participant chose to share: file paths (which can name the user) replaced by `<cell>`,
+    printable characters and newlines only, at most MAX_FEEDBACK."""
+    text = PATH.sub("<cell>", text)
+    lines = ("".join(ch for ch in line if ch == " " or not unicodedata.category(ch).startswith(("C", "Z")))
+             for line in text.splitlines())
+    return "\n".join(line.rstrip() for line in lines)[:MAX_FEEDBACK]
+
+
+def _text(data: dict, key: str, limit: int, pattern: re.Pattern | None = None, optional: bool = False,
+          newlines: bool = False) -> str | None:
     value = data.get(key)
     if value is None and optional:
         return None
     if not isinstance(value, str) or len(value) > limit:
         raise SchemaError(f"{key}: a string of at most {limit} characters")
-    if any(unicodedata.category(ch).startswith(("C", "Z")) and ch != " " for ch in value):
+    # isprintable(): no character of the categories C (control, format, ...) or Z but the ASCII space
+    if not all(line.isprintable() for line in (value.split("\n") if newlines else (value,))):
         raise SchemaError(f"{key}: control or formatting characters")
     if pattern is not None and not pattern.fullmatch(value):
         raise SchemaError(f"{key}: not in the expected form")
     return value
 
 
-def parse(body: bytes, exercises: tuple[str, ...]) -> Report:
-    """The report in `body`, or SchemaError. `exercises`: the ids the server accepts."""
+def _object(body: bytes, keys: set[str], required: set[str]) -> dict:
     if len(body) > MAX_BODY:
         raise SchemaError(f"body over {MAX_BODY} bytes")
     try:
@@ -84,38 +115,74 @@ def parse(body: bytes, exercises: tuple[str, ...]) -> Report:
         raise SchemaError("not JSON") from e
     if not isinstance(data, dict):
         raise SchemaError("not a JSON object")
-    unknown = set(data) - KEYS
-    if unknown or not REQUIRED <= set(data):
+    if set(data) - keys or not required <= set(data):
         raise SchemaError("unknown or missing keys")
-    if data["v"] != 1 or isinstance(data["v"], bool):
-        raise SchemaError("v: must be 1")
+    if data["v"] != VERSION or isinstance(data["v"], bool):
+        raise SchemaError(f"v: must be {VERSION} (update the course on this machine)")
+    return data
+
+
+def _optional_bool(data: dict, key: str) -> bool | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise SchemaError(f"{key}: true, false or null")
+    return value
+
+
+REPORT_KEYS = {"v", "pseudonym", "secret", "exercise", "status", "checks", "error", "op", "grad_mode", "line",
+               "feedback"}
+
+
+def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[str]] | None = None) -> Report:
+    """The report in `body`, or SchemaError. `exercises`: the room's; `checks`: each one's public check names
+    (an exercise missing from it is held to the pattern only)."""
+    data = _object(body, REPORT_KEYS, {"v", "pseudonym", "exercise", "status", "checks"})
     exercise = _text(data, "exercise", 40, EXERCISE)
     if exercise not in exercises:
-        raise SchemaError("exercise: not an exercise of this course")
+        raise SchemaError("exercise: not an exercise of this workshop")
     status = data["status"]
     if status not in STATUSES:
         raise SchemaError(f"status: one of {', '.join(STATUSES)}")
-    checks = data["checks"]
-    if not isinstance(checks, list) or len(checks) > MAX_CHECKS:
+    items = data["checks"]
+    if not isinstance(items, list) or len(items) > MAX_CHECKS:
         raise SchemaError(f"checks: a list of at most {MAX_CHECKS}")
     parsed = []
-    for item in checks:
+    known = (checks or {}).get(exercise)
+    for item in items:
         if not isinstance(item, dict) or set(item) != {"name", "passed"} or not isinstance(item["passed"], bool):
             raise SchemaError("checks: items are {name, passed}")
-        parsed.append((_text(item, "name", 60, CHECK), item["passed"]))
+        name = _text(item, "name", 60, CHECK)
+        if known is not None and name not in known:
+            raise SchemaError("checks: not a public check of this exercise")
+        parsed.append((name, item["passed"]))
     if len({name for name, _ in parsed}) != len(parsed):
         raise SchemaError("checks: a name twice")
     line = _text(data, "line", MAX_LINE, optional=True)
+    feedback = _text(data, "feedback", MAX_FEEDBACK, optional=True, newlines=True)
     return Report(
-        pseudonym=_text(data, "pseudonym", 30, PSEUDONYM),
-        exercise=exercise,
-        status=Status(status),
-        checks=tuple(parsed),
-        seat=(_text(data, "seat", MAX_SEAT, optional=True) or "").strip(),
-        error=_text(data, "error", 80, DOTTED, optional=True),
-        op=_text(data, "op", 120, DOTTED, optional=True),
-        line=anonymise_line(line) if line else None,
+        pseudonym=_text(data, "pseudonym", 30, PSEUDONYM), exercise=exercise, status=Status(status),
+        checks=tuple(parsed), secret=_text(data, "secret", 64, SECRET, optional=True),
+        error=_text(data, "error", 80, DOTTED, optional=True), op=_text(data, "op", 120, DOTTED, optional=True),
+        grad_mode=_optional_bool(data, "grad_mode"), line=anonymise_line(line) if line else None,
+        feedback=clean_feedback(feedback) if feedback else None,
     )
+
+
+def parse_join(body: bytes) -> Join:
+    data = _object(body, {"v", "seat", "pseudonym", "secret"}, {"v"})
+    if ("pseudonym" in data) != ("secret" in data):
+        raise SchemaError("pseudonym and secret: both or neither")
+    return Join(seat=(_text(data, "seat", MAX_SEAT, optional=True) or "").strip(),
+                pseudonym=_text(data, "pseudonym", 30, PSEUDONYM, optional=True),
+                secret=_text(data, "secret", 64, SECRET, optional=True))
+
+
+def parse_event(body: bytes) -> Event:
+    data = _object(body, {"v", "pseudonym", "secret", "kind"}, {"v", "pseudonym", "kind"})
+    if data["kind"] not in EVENTS:
+        raise SchemaError(f"kind: one of {', '.join(EVENTS)}")
+    return Event(_text(data, "pseudonym", 30, PSEUDONYM), data["kind"],
+                 _text(data, "secret", 64, SECRET, optional=True))
 
 
 def _no_constant(name: str):

@@ -1,15 +1,16 @@
-"""The workshop server: one Tornado application, reports in, dashboard out.
+"""The workshop server: one Tornado application; participants' side here, the host's in host.py.
 
 Routes, under `prefix` ("/", or the hub's service prefix):
-- `GET  CODE`            a participant's join URL: says it is a workshop (and checks the code);
-- `POST CODE/report`     one report (schema.py), answered 204; on a hub, `report` with the hub's token;
-- `GET  dashboard`       the static dashboard page; its data comes from
-- `GET  api/state?view=projector|helper|controls` and `POST api/spotlight`, with the host's or a helper's
-  token (`Authorization: Bearer ...`), or on a hub, a member of the hosts' group.
+- `GET  CODE`         a participant's join URL: says it is this workshop (404 for a wrong code);
+- `POST CODE/join`    a new participant gets a pseudonym and a secret; one coming back (a new kernel, another
+                      notebook) sends theirs and stays who they were;
+- `POST CODE/report`  one check's report, with the secret; answered with the host's hints not yet given;
+- `POST CODE/event`   a heartbeat ("seen"), a sticky note ("stuck", "done"), or "left";
+- on a hub: `report` and `event`, with the hub's token instead of code and secret;
+- the dashboard and its data: host.py.
 
-The host token works only from this machine (a loopback address, no forwarding header): it never has to
-leave it. Client addresses are used for rate limiting in memory and are never logged (tornado's own log
-lines that would name one are silenced) nor stored.
+Client addresses are used for rate limiting in memory and are never logged (tornado's own log lines that
+would name one are silenced) nor stored.
 """
 
 from __future__ import annotations
@@ -19,21 +20,22 @@ import json
 import logging
 import re
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 
-from tornado import httpserver, netutil, web
+from tornado import locks, web
+from tornado.ioloop import IOLoop
 
+from .course import Course
 from .limits import Buckets, Rate
-from .schema import MAX_BODY, SchemaError, parse
-from .storage import Store, Thresholds
-from .views import state
+from .net import client_key
+from .schema import SchemaError, parse, parse_event, parse_join
+from .storage import Refused, Store, Thresholds
 
-STATIC = Path(__file__).resolve().parent / "static"
-LOOPBACK = ("127.", "::1", "::ffff:127.")
-FORWARDING = ("X-Forwarded-For", "X-Real-Ip", "Forwarded", "Cf-Connecting-Ip")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+NOTIFY_EVERY = 0.2
+"""Seconds between two wake-ups of the dashboards waiting for a change: a busy room costs at most five
+states a second, whoever is watching."""
 
 
 @dataclass
@@ -41,23 +43,60 @@ class Config:
     code: str
     host_token: str
     helper_token: str
-    exercises: tuple[str, ...]
+    course: Course
+    room: str = "room"
     thresholds: Thresholds = field(default_factory=Thresholds)
     max_participants: int = 250
     participant_rate: Rate = Rate(per_second=0.5, burst=10)
     address_rate: Rate = Rate(per_second=50, burst=200)
+    join_rate: Rate = Rate(per_second=2, burst=60)
     prefix: str = "/"
+    trusted: str | None = None  # the one forwarding header the proxy in front sets (--trust-forwarded)
+    join_urls: tuple[str, ...] = ()
+    helper_urls: tuple[str, ...] = ()
+    qr: tuple[str, ...] = ()  # the first join URL's QR code, rows of 0 and 1
 
 
 class Workshop:
-    """The server's state: the store, the limits, the spotlight (in memory only), and a hub, if any."""
+    """The server's state: the store, the limits, the spotlight (in memory), a hub if any, and the room's
+    version, which dashboards wait on."""
 
     def __init__(self, config: Config, store: Store, hub=None):
         self.config, self.store, self.hub = config, store, hub
         self.addresses = Buckets(config.address_rate)
+        self.joins = Buckets(config.join_rate)
         self.pseudonyms = Buckets(config.participant_rate)
+        self.max_participants = config.max_participants
         self.spotlight: dict | None = None
-        self.accepted = self.refused = 0
+        self.accepted = 0
+        self.refused = {"invalid": 0, "rate": 0, "full": 0, "secret": 0}
+        self.version = 0  # counts changes
+        self.published = 0  # the version dashboards were last woken for: each gets at most one answer per wake-up
+        self.changes = locks.Condition()
+        self._notify_at: float | None = None
+        self.connections = None  # the CappedServer, for its counts
+        self.cache: dict[str, tuple[tuple[int, int], float, bytes]] = {}  # view -> (versions, when, the JSON)
+
+    def changed(self) -> None:
+        """The room changed: wake the waiting dashboards, at most every NOTIFY_EVERY seconds."""
+        self.version += 1
+        if self._notify_at is None:
+            self._notify_at = time.monotonic() + NOTIFY_EVERY
+            IOLoop.current().call_later(NOTIFY_EVERY, self._notify)
+
+    def _notify(self) -> None:
+        self._notify_at = None
+        self.published = self.version
+        self.changes.notify_all()
+
+    def room(self) -> dict:
+        """What the views add to the store's data."""
+        c = self.config
+        return {"version": self.published, "room": c.room, "spotlight": self.spotlight,
+                "join": None if self.hub is not None else {"code": c.code, "urls": list(c.join_urls), "qr": list(c.qr)},
+                "helpers": list(c.helper_urls),
+                "limits": {"max_participants": self.max_participants, "refused": dict(self.refused),
+                           "connections_refused": getattr(self.connections, "refused_connections", 0)}}
 
 
 class Base(web.RequestHandler):
@@ -72,10 +111,13 @@ class Base(web.RequestHandler):
         self.set_header("X-Frame-Options", "DENY")
         self.set_header("Cache-Control", "no-store")
 
+    def client(self) -> str:
+        return client_key(self.request.remote_ip, self.request.headers, self.ws.config.trusted)
+
     def prepare(self) -> None:
-        if not self.ws.addresses.allow(self.request.remote_ip or "?"):
-            self.ws.refused += 1
-            raise web.HTTPError(429)
+        if not self.ws.addresses.allow(self.client()):
+            self.ws.refused["rate"] += 1
+            raise web.HTTPError(429, reason="too many requests")
 
     def write_error(self, status_code: int, **kwargs) -> None:
         self.set_header("Content-Type", "application/json")
@@ -86,136 +128,118 @@ class Base(web.RequestHandler):
             logging.getLogger("autograder.workshop").error("internal error in %s", type(self).__name__,
                                                            exc_info=(typ, value, tb))
 
-    def check_code(self, code: str) -> None:
-        if not hmac.compare_digest(code.encode(), self.ws.config.code.encode()):
-            raise web.HTTPError(404)
+    def check_code(self, code: str | None) -> None:
+        if self.ws.hub is None and not hmac.compare_digest((code or "").encode(), self.ws.config.code.encode()):
+            raise web.HTTPError(404, reason="no workshop with this code here: check the code on the projector")
 
-    # --- the dashboard's rights -------------------------------------------------------------------------
-    def is_local(self) -> bool:
-        ip = self.request.remote_ip or ""
-        return ip.startswith(LOOPBACK) and not any(h in self.request.headers for h in FORWARDING)
+    def json_body(self) -> bytes:
+        if not self.request.headers.get("Content-Type", "").startswith("application/json"):
+            raise web.HTTPError(415)
+        return self.request.body
 
-    def role(self) -> str:
-        """'host', 'helper', or an HTTPError: a bearer token, or on a hub, the hosts' group."""
-        if self.ws.hub is not None:
-            if self.ws.hub.is_host(self):
-                return "host"
-            raise web.HTTPError(403)
-        given = self.request.headers.get("Authorization", "")
-        token = given[7:].encode() if given.startswith("Bearer ") else b""
-        if token and hmac.compare_digest(token, self.ws.config.host_token.encode()):
-            if not self.is_local():
-                raise web.HTTPError(403, reason="the host token works only on the host's machine")
-            return "host"
-        if token and hmac.compare_digest(token, self.ws.config.helper_token.encode()):
-            return "helper"
-        raise web.HTTPError(401)
+    def refuse(self, why: str, status: int, kind: str = "invalid"):
+        self.ws.refused[kind] += 1
+        return web.HTTPError(status, reason=why)
+
+
+class JoinInfoHandler(Base):
+    def get(self, code: str) -> None:
+        self.check_code(code)
+        c = self.ws.config
+        self.finish({"workshop": True, "room": c.room, "exercises": list(c.course.exercises)})
 
 
 class JoinHandler(Base):
-    def get(self, code: str) -> None:
+    def post(self, code: str) -> None:
         self.check_code(code)
-        self.finish({"workshop": True, "join": f'check.join("{self.request.full_url().rstrip("/")}")'})
-
-
-class ReportHandler(Base):
-    async def post(self, code: str | None = None) -> None:
         ws = self.ws
-        if ws.hub is None:
-            self.check_code(code or "")
-        if not self.request.headers.get("Content-Type", "").startswith("application/json"):
-            raise web.HTTPError(415)
-        name = await ws.hub.participant(self) if ws.hub is not None else None
+        if not ws.joins.allow(self.client()):
+            raise self.refuse("too many joins from this address; try again in a minute", 429, "rate")
         try:
-            report = parse(self.request.body, ws.config.exercises)
+            join = parse_join(self.json_body())
         except SchemaError as e:
-            ws.refused += 1
-            raise web.HTTPError(400, reason=f"invalid report: {e}") from None
-        if name is not None:
-            report = ws.hub.identify(report, name)
-        if not ws.pseudonyms.allow(report.pseudonym):
-            ws.refused += 1
-            raise web.HTTPError(429)
-        if ws.store.participant(report.pseudonym) is None and ws.store.participants() >= ws.config.max_participants:
-            ws.refused += 1
-            raise web.HTTPError(403, reason="the workshop is full")
-        ws.store.record(report, time.time())
-        ws.accepted += 1
-        self.set_status(204)
-        self.finish()
-
-
-class DashboardHandler(Base):
-    def get(self) -> None:
-        if self.ws.hub is not None:
-            self.ws.hub.require_login(self)
-        self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.finish((STATIC / "dashboard.html").read_bytes())
-
-
-class StaticHandler(Base):
-    TYPES = {"dashboard.js": "text/javascript; charset=utf-8", "dashboard.css": "text/css; charset=utf-8",
-             "favicon.svg": "image/svg+xml"}
-
-    def get(self, name: str) -> None:
-        if name not in self.TYPES:
-            raise web.HTTPError(404)
-        self.set_header("Content-Type", self.TYPES[name])
-        self.finish((STATIC / name).read_bytes())
-
-
-class StateHandler(Base):
-    def get(self) -> None:
-        role = self.role()
-        view = self.get_query_argument("view", "projector")
-        if view not in ("projector", "helper", "controls") or (view == "controls" and role != "host"):
-            raise web.HTTPError(403)
-        ws = self.ws
-        data = state(ws.store, ws.config.exercises, time.time(), ws.config.thresholds, view, ws.spotlight)
-        data["role"] = role
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(data))
-
-
-class SpotlightHandler(Base):
-    def post(self) -> None:
-        if self.role() != "host":
-            raise web.HTTPError(403)
-        if self.request.headers.get("X-Workshop") != "1":  # a custom header: no cross-site form can send it
-            raise web.HTTPError(400)
+            raise self.refuse(f"invalid join: {e}", 400) from None
         try:
-            line_id = json.loads(self.request.body)["id"]
-        except (ValueError, KeyError, TypeError):
-            raise web.HTTPError(400) from None
-        if line_id is None:
-            self.ws.spotlight = None
+            name, secret = ws.store.join(join.seat, join.pseudonym, join.secret, time.time(), ws.max_participants,
+                                         ws.config.thresholds.gone_minutes)
+        except Refused as e:
+            raise self.refuse(str(e), e.status, "full" if e.status == 503 else "secret") from None
+        ws.changed()
+        heartbeat = max(5.0, min(60.0, ws.config.thresholds.gone_minutes * 60 / 3))
+        self.finish({"pseudonym": name, "secret": secret, "room": ws.config.room, "heartbeat_s": heartbeat,
+                     "exercises": list(ws.config.course.exercises)})
+
+
+class ParticipantHandler(Base):
+    async def who(self, pseudonym: str, secret: str | None) -> int:
+        """The participant's id: by secret, or on a hub, by the hub's token."""
+        ws = self.ws
+        if ws.hub is not None:
+            name = await ws.hub.participant(self)
+            return ws.store.hub_participant(ws.hub.pseudonym(name), name[:40], time.time())
+        try:
+            return ws.store.participant(pseudonym, secret)
+        except Refused as e:
+            raise self.refuse(str(e), e.status, "secret") from None
+
+
+class ReportHandler(ParticipantHandler):
+    async def post(self, code: str | None = None) -> None:
+        self.check_code(code)
+        ws, course = self.ws, self.ws.config.course
+        body = self.json_body()
+        try:
+            report = parse(body, course.exercises, course.checks)
+        except SchemaError as e:
+            raise self.refuse(f"invalid report: {e}", 400) from None
+        pid = await self.who(report.pseudonym, report.secret)
+        if not ws.pseudonyms.allow(str(pid)):
+            raise self.refuse("too many reports: at most one every two seconds", 429, "rate")
+        op, error = course.op(report.op), course.error(report.error)
+        found = course.match(report.exercise, report.failing, error, op, report.grad_mode) \
+            if report.status != "passed" else None
+        now = time.time()
+        ws.store.record(pid, replace(report, op=op, error=error), now, found.id if found else None)
+        ws.accepted += 1
+        ws.changed()
+        self.finish({"received": True, "hints": ws.store.deliver(pid, report.exercise)})
+
+
+class EventHandler(ParticipantHandler):
+    async def post(self, code: str | None = None) -> None:
+        self.check_code(code)
+        try:
+            event = parse_event(self.json_body())
+        except SchemaError as e:
+            raise self.refuse(f"invalid event: {e}", 400) from None
+        pid = await self.who(event.pseudonym, event.secret)
+        if event.kind != "seen" and not self.ws.pseudonyms.allow(str(pid)):
+            raise self.refuse("too many notes: wait a little", 429, "rate")
+        store, now = self.ws.store, time.time()
+        if event.kind == "left":
+            store.left(pid)
         else:
-            found = self.ws.store.line(line_id) if isinstance(line_id, str) and re.fullmatch(r"[0-9a-f]{16}", line_id) else None
-            if found is None:
-                raise web.HTTPError(404)
-            exercise, op, line = found
-            self.ws.spotlight = {"exercise": exercise, "op": op, "line": line}
-        self.set_status(204)
-        self.finish()
+            store.seen(pid, now, None if event.kind == "seen" else event.kind)
+        if event.kind != "seen":
+            self.ws.changed()
+        self.finish({"received": True, "hints": store.deliver(pid, None) if event.kind == "seen" else []})
 
 
 def make_app(workshop: Workshop) -> web.Application:
+    from . import host
+
     p = re.escape(workshop.config.prefix)
     kw = {"workshop": workshop}
     hub = workshop.hub
-    host = hub.wrap if hub is not None else (lambda handler: handler)
-    routes = [
-        (rf"{p}dashboard", host(DashboardHandler), kw),
-        (rf"{p}static/([a-z.]+)", StaticHandler, kw),
-        (rf"{p}api/state", host(StateHandler), kw),
-        (rf"{p}api/spotlight", host(SpotlightHandler), kw),
-    ]
-    if workshop.hub is not None:
-        routes += [(rf"{p}report", ReportHandler, kw)] + workshop.hub.routes(p)
+    routes = host.routes(p, kw, hub.wrap if hub is not None else (lambda handler: handler))
+    if hub is not None:
+        routes += [(rf"{p}report", ReportHandler, kw), (rf"{p}event", EventHandler, kw)] + hub.routes(p)
     else:
-        routes += [(rf"{p}([A-Z0-9]{{4,12}})/?", JoinHandler, kw), (rf"{p}([A-Z0-9]{{4,12}})/report", ReportHandler, kw)]
+        code = r"([A-Z0-9]{4,12})"
+        routes += [(rf"{p}{code}/?", JoinInfoHandler, kw), (rf"{p}{code}/join", JoinHandler, kw),
+                   (rf"{p}{code}/report", ReportHandler, kw), (rf"{p}{code}/event", EventHandler, kw)]
     return web.Application(routes, log_function=lambda handler: None, serve_traceback=False,
-                           cookie_secret=workshop.hub.cookie_secret if workshop.hub is not None else None)
+                           cookie_secret=hub.cookie_secret if hub is not None else None)
 
 
 ADDRESS = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}")
@@ -236,12 +260,3 @@ def quiet_tornado() -> None:
     for name in ("tornado.access", "tornado.general", "tornado.application"):
         logging.getLogger(name).addFilter(_NoAddresses())
     logging.getLogger("tornado.access").disabled = True
-
-
-def listen(app: web.Application, host: str, port: int, xheaders: bool = False) -> tuple[httpserver.HTTPServer, int]:
-    """Binds the server (port 0: any free port) and returns it with its port."""
-    server = httpserver.HTTPServer(app, xheaders=xheaders, max_body_size=2 * MAX_BODY, max_header_size=16 * 1024,
-                                   idle_connection_timeout=30, body_timeout=10)
-    sockets = netutil.bind_sockets(port, host)
-    server.add_sockets(sockets)
-    return server, sockets[0].getsockname()[1]

@@ -1,73 +1,188 @@
-"""The workshop's log: one SQLite file in a private temporary folder, deleted when the server stops.
+"""The room's state: one SQLite file (`serve --state`, mode 0600 in a 0700 folder) that outlives a restart.
 
-It holds what participants sent and nothing else (no address, no host name): the raw reports, and per
-(participant, exercise) the progress the dashboard reads, so that a dashboard poll reads a few hundred rows
-however long the workshop has run. A participant's status on an exercise is "passed" once any check run
-passed (trying things afterwards does not undo it), else "failing" after a failed run, else "not started".
+It holds the room's code and tokens (so that a restarted server is the same room: participants' reports
+and the host's open tab go on working), the participants (a pseudonym the server drew, a hash of the secret
+it gave them at join, the seat label they chose, when they were last seen, their sticky note), what they
+sent, and per (participant, exercise) the progress the dashboard reads, so that a dashboard poll reads a
+few hundred rows however long the workshop has run. No address, no host name. `autograder workshop end`
+exports and deletes it.
+
+A participant's status on an exercise is "passed" once any check passed (trying things afterwards does
+not undo it), else "failing" after a failed run, else "not started".
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
-import shutil
+import os
+import secrets
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..result import Status
+from ..status import Status
+from .names import pseudonym as draw_pseudonym
 from .schema import Report
 
 SCHEMA = """
 PRAGMA journal_mode = WAL;
 PRAGMA synchronous = NORMAL;
-CREATE TABLE participants (pid INTEGER PRIMARY KEY, pseudonym TEXT UNIQUE NOT NULL, seat TEXT NOT NULL,
-                           joined REAL NOT NULL, last_seen REAL NOT NULL);
-CREATE TABLE reports (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, exercise TEXT NOT NULL, t REAL NOT NULL,
-                      status TEXT NOT NULL, failing TEXT NOT NULL, error TEXT, op TEXT, line_id TEXT);
-CREATE TABLE progress (pid INTEGER NOT NULL, exercise TEXT NOT NULL, status TEXT NOT NULL,
-                       failures INTEGER NOT NULL, first_t REAL NOT NULL, first_failure REAL, last_t REAL NOT NULL,
-                       passed_t REAL, failing TEXT NOT NULL, error TEXT, op TEXT, PRIMARY KEY (pid, exercise));
-CREATE TABLE lines (id TEXT PRIMARY KEY, exercise TEXT NOT NULL, op TEXT, line TEXT NOT NULL, reports INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS participants (pid INTEGER PRIMARY KEY, pseudonym TEXT UNIQUE NOT NULL, secret TEXT,
+    seat TEXT NOT NULL, joined REAL NOT NULL, last_seen REAL NOT NULL, flag TEXT, flag_t REAL);
+CREATE TABLE IF NOT EXISTS reports (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, exercise TEXT NOT NULL,
+    t REAL NOT NULL, status TEXT NOT NULL, failing TEXT NOT NULL, error TEXT, op TEXT, misconception TEXT,
+    line_id TEXT);
+CREATE TABLE IF NOT EXISTS progress (pid INTEGER NOT NULL, exercise TEXT NOT NULL, status TEXT NOT NULL,
+    failures INTEGER NOT NULL, first_t REAL NOT NULL, first_failure REAL, last_t REAL NOT NULL, passed_t REAL,
+    failing TEXT NOT NULL, error TEXT, op TEXT, misconception TEXT, feedback TEXT, PRIMARY KEY (pid, exercise));
+CREATE TABLE IF NOT EXISTS lines (id TEXT PRIMARY KEY, exercise TEXT NOT NULL, op TEXT, line TEXT NOT NULL,
+    reports INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS hints (id INTEGER PRIMARY KEY, t REAL NOT NULL, exercise TEXT, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS delivered (pid INTEGER NOT NULL, hint INTEGER NOT NULL, PRIMARY KEY (pid, hint));
 """
+FAILED = (Status.FAILED, Status.TIMED_OUT, Status.CRASHED)
+PEOPLE = "SELECT pid, pseudonym, seat, last_seen, flag, flag_t FROM participants"
+PROGRESS = ("SELECT pid, exercise, status, failures, first_t, first_failure, last_t, passed_t, failing, error, op, "
+            "misconception, feedback FROM progress")
+
+
+class Refused(Exception):
+    """A join or report the room refuses; `status` is the HTTP status, the message says why in words."""
+
+    def __init__(self, status: int, why: str):
+        super().__init__(why)
+        self.status = status
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    """A participant is stuck on an exercise not yet passed after `attempts` failed runs or `minutes`."""
+    """A participant is stuck on an exercise not yet passed after `attempts` failed runs over at least
+    `minutes`; one not seen (no check, no heartbeat) for `gone_minutes` is gone, neither stuck nor counted."""
 
     attempts: int = 3
-    minutes: float = 5.0
+    minutes: float = 3.0
+    gone_minutes: float = 10.0
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 class Store:
-    def __init__(self, folder: Path | None = None):
-        self.folder = Path(tempfile.mkdtemp(prefix="autograder-workshop-", dir=folder))  # mode 0700
-        self.path = self.folder / "workshop.sqlite"
-        self.db = sqlite3.connect(self.path, isolation_level=None)
+    def __init__(self, path: Path):
+        path = Path(path)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)  # the file exists, as its owner's only
+        os.close(fd)
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None)
         self.db.executescript(SCHEMA)
+        # What the dashboard reads, mirrored in memory: this process is the only writer, and each write
+        # re-reads the rows it changed, so the file stays the truth and a dashboard's state reads no rows.
+        self._people: dict[int, tuple] = {r[0]: r[1:] for r in self.db.execute(PEOPLE)}
+        self._rows: dict[tuple[int, str], dict] = {}
+        for row in self._select(PROGRESS):
+            self._rows[row["pid"], row["exercise"]] = row
 
-    # --- writing -------------------------------------------------------------------------------------
-    def participant(self, pseudonym: str) -> int | None:
-        row = self.db.execute("SELECT pid FROM participants WHERE pseudonym = ?", (pseudonym,)).fetchone()
-        return row[0] if row else None
+    def _select(self, query: str, args: tuple = ()) -> list[dict]:
+        self.db.row_factory = sqlite3.Row
+        try:
+            return [dict(r) for r in self.db.execute(query, args)]
+        finally:
+            self.db.row_factory = None
 
-    def participants(self) -> int:
-        return self.db.execute("SELECT count(*) FROM participants").fetchone()[0]
+    def _changed(self, pid: int, exercise: str | None = None) -> None:
+        row = self.db.execute(PEOPLE + " WHERE pid = ?", (pid,)).fetchone()
+        if row is not None:
+            self._people[pid] = row[1:]
+        if exercise is not None:
+            for found in self._select(PROGRESS + " WHERE pid = ? AND exercise = ?", (pid, exercise)):
+                self._rows[pid, exercise] = found
 
-    def record(self, report: Report, now: float) -> None:
-        """Adds one validated report: the log row, the participant, their progress, the culprit line."""
-        failing = json.dumps([name for name, passed in report.checks if not passed])
-        failed = report.status == Status.FAILED
+    # --- the room ----------------------------------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT key, value FROM meta"))
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                                "value = excluded.value", values.items())
+
+    # --- participants ------------------------------------------------------------------------------------
+    def participant(self, pseudonym: str, secret: str | None) -> int:
+        """The participant's id; Refused(403) for a wrong secret or an unknown pseudonym."""
+        row = self.db.execute("SELECT pid, secret FROM participants WHERE pseudonym = ?", (pseudonym,)).fetchone()
+        if row is None or not (secret and row[1] and hmac.compare_digest(row[1], _hash(secret))):
+            raise Refused(403, "not a participant of this workshop: run check.join(URL) again")
+        return row[0]
+
+    def hub_participant(self, pseudonym: str, seat: str, now: float) -> int:
+        """On a hub, which vouched for the user: the participant, added the first time."""
+        self.db.execute("INSERT INTO participants (pseudonym, secret, seat, joined, last_seen) VALUES (?, NULL, ?, ?, ?) "
+                        "ON CONFLICT (pseudonym) DO UPDATE SET last_seen = excluded.last_seen", (pseudonym, seat, now, now))
+        pid = self.db.execute("SELECT pid FROM participants WHERE pseudonym = ?", (pseudonym,)).fetchone()[0]
+        self._changed(pid)
+        return pid
+
+    def add(self, pseudonym: str, secret: str | None, seat: str, now: float) -> int:
+        cursor = self.db.execute("INSERT INTO participants (pseudonym, secret, seat, joined, last_seen) "
+                                 "VALUES (?, ?, ?, ?, ?)", (pseudonym, _hash(secret) if secret else None, seat, now, now))
+        self._changed(cursor.lastrowid)
+        return cursor.lastrowid
+
+    def join(self, seat: str, pseudonym: str | None, secret: str | None, now: float, cap: int,
+             gone_minutes: float) -> tuple[str, str | None]:
+        """(pseudonym, a new secret or None): a participant back (their secret checked, their seat updated if
+        given), or a new one; Refused(403) for a wrong secret, Refused(503) when the room is full."""
+        if pseudonym is not None:
+            pid = self.participant(pseudonym, secret)
+            self.db.execute("UPDATE participants SET last_seen = ?, seat = CASE WHEN ? = '' THEN seat ELSE ? END "
+                            "WHERE pid = ?", (now, seat, seat, pid))
+            self._changed(pid)
+            return pseudonym, None
+        if self.active(now, gone_minutes) >= cap:
+            raise Refused(503, f"the workshop is full ({cap} participants): tell the host, who can raise the limit")
+        for _ in range(100):
+            name = draw_pseudonym()
+            if self.db.execute("SELECT 1 FROM participants WHERE pseudonym = ?", (name,)).fetchone() is None:
+                break
+        new = secrets.token_urlsafe(24)
+        self.add(name, new, seat, now)
+        return name, new
+
+    def active(self, now: float, gone_minutes: float) -> int:
+        since = now - gone_minutes * 60
+        return sum(person[2] >= since for person in self._people.values())
+
+    def seen(self, pid: int, now: float, flag: str | None = None) -> None:
+        """A heartbeat, or a sticky note: 'stuck', 'done', or '' to take it down."""
+        if flag is None:
+            self.db.execute("UPDATE participants SET last_seen = ? WHERE pid = ?", (now, pid))
+        else:
+            self.db.execute("UPDATE participants SET last_seen = ?, flag = nullif(?, ''), flag_t = ? WHERE pid = ?",
+                            (now, flag, now, pid))
+        self._changed(pid)
+
+    def left(self, pid: int) -> None:
+        """check.leave(): shown as gone at once."""
+        self.db.execute("UPDATE participants SET last_seen = 0, flag = NULL WHERE pid = ?", (pid,))
+        self._changed(pid)
+
+    # --- reports -----------------------------------------------------------------------------------------
+    def record(self, pid: int, report: Report, now: float, misconception: str | None) -> None:
+        """Adds one validated report (its op and error already the course's, or None)."""
+        failing = json.dumps(list(report.failing))
+        failed = report.status in FAILED
         line_id = None
         with self.db:
             self.db.execute("BEGIN")
-            self.db.execute(
-                "INSERT INTO participants (pseudonym, seat, joined, last_seen) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (pseudonym) DO UPDATE SET seat = excluded.seat, last_seen = excluded.last_seen",
-                (report.pseudonym, report.seat, now, now))
-            pid = self.participant(report.pseudonym)
+            # a pass takes down a 'stuck' note
+            self.db.execute("UPDATE participants SET last_seen = ?, flag = CASE WHEN ? AND flag = 'stuck' THEN NULL "
+                            "ELSE flag END WHERE pid = ?", (now, report.status == Status.PASSED, pid))
             if report.line:
                 line_id = hashlib.sha256(f"{report.exercise}\0{report.op}\0{report.line}".encode()).hexdigest()[:16]
                 self.db.execute(
@@ -75,32 +190,47 @@ class Store:
                     "ON CONFLICT (id) DO UPDATE SET reports = reports + 1",
                     (line_id, report.exercise, report.op, report.line))
             self.db.execute(
-                "INSERT INTO reports (pid, exercise, t, status, failing, error, op, line_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (pid, report.exercise, now, report.status, failing, report.error, report.op, line_id))
+                "INSERT INTO reports (pid, exercise, t, status, failing, error, op, misconception, line_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (pid, report.exercise, now, report.status, failing, report.error, report.op, misconception, line_id))
             self.db.execute(
                 "INSERT INTO progress (pid, exercise, status, failures, first_t, first_failure, last_t, passed_t, "
-                "failing, error, op) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?7, ?8, ?9, ?10) "
-                "ON CONFLICT (pid, exercise) DO UPDATE SET status = excluded.status, "
+                "failing, error, op, misconception, feedback) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?7, ?8, ?9, ?10, "
+                "?11, ?12) ON CONFLICT (pid, exercise) DO UPDATE SET status = excluded.status, "
                 "failures = failures + excluded.failures, last_t = excluded.last_t, "
                 "first_failure = coalesce(first_failure, excluded.first_failure), "
                 "passed_t = coalesce(passed_t, excluded.passed_t), failing = excluded.failing, "
-                "error = excluded.error, op = excluded.op",
+                "error = excluded.error, op = excluded.op, misconception = excluded.misconception, "
+                "feedback = excluded.feedback",
                 (pid, report.exercise, report.status, int(failed), now, now if failed else None,
-                 now if report.status == Status.PASSED else None, failing, report.error, report.op))
+                 now if report.status == Status.PASSED else None, failing, report.error, report.op, misconception,
+                 report.feedback))
+        self._changed(pid, report.exercise)
 
-    # --- reading -------------------------------------------------------------------------------------
-    def progress(self) -> list[sqlite3.Row]:
-        """One row per (participant, exercise) tried, with the participant's seat and pseudonym."""
-        self.db.row_factory = sqlite3.Row
-        try:
-            return self.db.execute(
-                "SELECT p.pseudonym, p.seat, g.* FROM progress g JOIN participants p USING (pid) "
-                "ORDER BY p.pid, g.exercise").fetchall()
-        finally:
-            self.db.row_factory = None
+    # --- hints -------------------------------------------------------------------------------------------
+    def add_hint(self, exercise: str | None, text: str, now: float) -> None:
+        self.db.execute("INSERT INTO hints (t, exercise, text) VALUES (?, ?, ?)", (now, exercise, text))
 
-    def seats(self) -> list[tuple[str, str]]:
-        return self.db.execute("SELECT pseudonym, seat FROM participants ORDER BY pid").fetchall()
+    def hints(self, limit: int = 20) -> list[tuple[int, float, str | None, str]]:
+        return self.db.execute("SELECT id, t, exercise, text FROM hints ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+
+    def deliver(self, pid: int, exercise: str | None) -> list[str]:
+        """The hints this participant has not yet been given, for all or for `exercise`, oldest first (at most 3)."""
+        rows = self.db.execute(
+            "SELECT id, text FROM hints WHERE (exercise IS NULL OR exercise = ?) AND id NOT IN "
+            "(SELECT hint FROM delivered WHERE pid = ?) ORDER BY id DESC LIMIT 3", (exercise, pid)).fetchall()
+        if rows:
+            self.db.executemany("INSERT OR IGNORE INTO delivered (pid, hint) VALUES (?, ?)", [(pid, i) for i, _ in rows])
+        return [text for _, text in reversed(rows)]
+
+    # --- reading -----------------------------------------------------------------------------------------
+    def progress(self) -> list[dict]:
+        """One row per (participant, exercise) tried (from memory; not to be changed)."""
+        return list(self._rows.values())
+
+    def people(self) -> dict[int, tuple[str, str, float, str | None, float | None]]:
+        """pid -> (pseudonym, seat, last_seen, flag, flag_t) of everyone who ever joined (from memory)."""
+        return self._people
 
     def lines(self, limit: int = 50) -> list[tuple[str, str, str | None, str, int]]:
         """Distinct culprit lines shared with the second opt-in (id, exercise, op, line, reports), most frequent first."""
@@ -112,8 +242,8 @@ class Store:
 
     def report_counts(self) -> list[tuple[str, int, int]]:
         """All runs per exercise: (exercise, runs, failed runs)."""
-        return self.db.execute(
-            "SELECT exercise, count(*), sum(status = 'failed') FROM reports GROUP BY exercise").fetchall()
+        return self.db.execute("SELECT exercise, count(*), sum(status != 'passed') FROM reports "
+                               "GROUP BY exercise").fetchall()
 
     def failing_check_counts(self) -> dict[tuple[str, str], int]:
         """How many failed runs failed each (exercise, check), over the whole workshop."""
@@ -126,10 +256,19 @@ class Store:
     def op_counts(self) -> list[tuple[str, str, int]]:
         return self.db.execute(
             "SELECT exercise, op, count(*) FROM reports WHERE op IS NOT NULL GROUP BY exercise, op "
-            "ORDER BY count(*) DESC").fetchall()
+            "ORDER BY count(*) DESC, exercise, op").fetchall()
 
-    # --- the end -------------------------------------------------------------------------------------
-    def close(self, delete: bool = True) -> None:
+    def misconception_counts(self) -> list[tuple[str, int, int]]:
+        """(misconception id, failed runs, participants) over the whole workshop."""
+        return self.db.execute(
+            "SELECT misconception, count(*), count(DISTINCT pid) FROM reports WHERE misconception IS NOT NULL "
+            "GROUP BY misconception ORDER BY count(DISTINCT pid) DESC, misconception").fetchall()
+
+    def close(self) -> None:
         self.db.close()
-        if delete:
-            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def delete(self) -> None:
+        """Removes the file and SQLite's own beside it."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)

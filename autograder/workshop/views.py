@@ -1,9 +1,15 @@
 """What the dashboard shows, as JSON, computed from the store. Three views, from safe to detailed:
 
-- projector: aggregates only (the grid, pace, how many are stuck where, the commonest failing checks and
-  culprit ops) and the one culprit line the host put in the spotlight;
-- helper: adds seat labels and pseudonyms, for assistants walking the room (never on the projector);
-- controls: adds the shared culprit lines the host may put in the spotlight (anonymised, without names).
+- projector: aggregates only: the join panel, how many are stuck where, the likely misconceptions (labels
+  matched from the checks' results, never code), the grid and pace, and what the host put in the spotlight;
+- helper: adds people, by seat label and pseudonym, for helpers walking the room (never on the projector):
+  the stuck sorted by how long and how often they failed, the sticky notes, and the feedback text of those
+  who chose to share it;
+- controls: adds what the host may project (shared culprit lines, misconceptions with their explanation),
+  the hints sent, and the room's limits.
+
+Counts are of the people here: a participant not seen (no check, no heartbeat from their kernel) for
+`gone_minutes` is gone, counted apart, and never stuck.
 """
 
 from __future__ import annotations
@@ -11,71 +17,113 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
+from functools import lru_cache
 
+from .course import Course
 from .storage import Store, Thresholds
 
 TOP = 5
+SHOWN_STUCK = 50
+"""People listed as stuck in the helpers' view (all are counted): more than a room's helpers can walk to."""
+SHOWN = {"failed": "failing", "timed_out": "timed out", "crashed": "kernel died", "not_attempted": "not attempted"}
+
+
+@lru_cache(maxsize=4096)
+def _failing(text: str) -> tuple[str, ...]:
+    """A progress row's failing checks (JSON text: few distinct values in a room, parsed once each)."""
+    return tuple(json.loads(text))
 
 
 def category(row) -> str:
     """not_started, failing or passed: the grid's column for one (participant, exercise)."""
     if row["passed_t"] is not None:
         return "passed"
-    return "failing" if row["status"] == "failed" else "not_started"
+    return "not_started" if row["status"] == "not_attempted" else "failing"
 
 
-def is_stuck(row, now: float, thresholds: Thresholds) -> bool:
-    return (category(row) == "failing" and row["first_failure"] is not None
-            and (row["failures"] >= thresholds.attempts or now - row["first_failure"] >= thresholds.minutes * 60))
+def stuck_score(row, now: float, thresholds: Thresholds) -> float | None:
+    """How stuck: minutes failing times failed runs, once both thresholds are met; None if not stuck."""
+    if category(row) != "failing" or row["first_failure"] is None:
+        return None
+    minutes = (now - row["first_failure"]) / 60
+    if row["failures"] < thresholds.attempts or minutes < thresholds.minutes:
+        return None
+    return minutes * row["failures"]
 
 
-def state(store: Store, exercises: tuple[str, ...], now: float, thresholds: Thresholds, view: str = "projector",
-          spotlight: dict | None = None) -> dict:
-    rows = store.progress()
-    seats = store.seats()
-    total = len(seats)
-    cells: dict[str, Counter] = {e: Counter() for e in exercises}
-    minutes: dict[str, list[float]] = {e: [] for e in exercises}
-    stuck, checks, ops = [], Counter(), Counter()
+def state(store: Store, course: Course, now: float, thresholds: Thresholds, view: str = "projector",
+          room: dict | None = None) -> dict:
+    """The dashboard's data. `room`: what the server adds (join panel, spotlight, limits, version)."""
+    room = room or {}
+    gone_before = now - thresholds.gone_minutes * 60
+    people = store.people()
+    here = {pid for pid, person in people.items() if person[2] >= gone_before}
+    rows = [r for r in store.progress() if r["exercise"] in course.exercises]
+    cells: dict[str, Counter] = {e: Counter() for e in course.exercises}
+    minutes: dict[str, list[float]] = {e: [] for e in course.exercises}
+    stuck, checks, ops, wrong = [], Counter(), Counter(), Counter()
     for row in rows:
         kind = category(row)
-        cells.setdefault(row["exercise"], Counter())[kind] += 1
         if kind == "passed":
-            minutes.setdefault(row["exercise"], []).append((row["passed_t"] - row["first_t"]) / 60)
+            minutes[row["exercise"]].append((row["passed_t"] - row["first_t"]) / 60)
+        if row["pid"] not in here:
+            continue
+        cells[row["exercise"]][kind] += 1
         if kind == "failing":
-            checks.update((row["exercise"], name) for name in json.loads(row["failing"]))
+            checks.update((row["exercise"], name) for name in _failing(row["failing"]))
             if row["op"]:
-                ops[row["op"]] += 1
-        if is_stuck(row, now, thresholds):
-            stuck.append(row)
+                ops[row["exercise"], row["op"]] += 1
+            if row["misconception"] in course.by_id:
+                wrong[row["misconception"]] += 1
+        score = stuck_score(row, now, thresholds)
+        if score is not None:
+            stuck.append((score, row))
+    stuck.sort(key=lambda item: -item[0])
     grid = []
     for exercise, counts in cells.items():
         passed, failing = counts["passed"], counts["failing"]
-        times = minutes.get(exercise) or []
-        grid.append({"exercise": exercise, "passed": passed, "failing": failing,
-                     "not_started": max(total - passed - failing, 0),
+        times = minutes[exercise]
+        grid.append({"exercise": exercise, "title": course.titles.get(exercise, ""), "passed": passed,
+                     "failing": failing, "not_started": max(len(here) - passed - failing, 0),
                      "median_minutes": round(statistics.median(times), 1) if times else None})
-    per_exercise = Counter(row["exercise"] for row in stuck)
+    per_exercise = Counter(row["exercise"] for _, row in stuck)
     out = {
-        "participants": total,
-        "thresholds": {"attempts": thresholds.attempts, "minutes": thresholds.minutes},
+        "version": room.get("version", 0), "room": room.get("room"), "join": room.get("join"),
+        "participants": len(here), "gone": len(people) - len(here),
+        "limits": room.get("limits"),
+        "thresholds": {"attempts": thresholds.attempts, "minutes": thresholds.minutes,
+                       "gone_minutes": thresholds.gone_minutes},
         "grid": grid,
         "stuck": [{"exercise": e, "count": per_exercise[e]} for e in cells if per_exercise[e]],
+        "misconceptions": [{**course.by_id[m].to_json(), "participants": n} for m, n in wrong.most_common(TOP)],
         "top_checks": [{"exercise": e, "check": c, "participants": n} for (e, c), n in checks.most_common(TOP)],
-        "top_ops": [{"op": op, "participants": n} for op, n in ops.most_common(TOP)],
-        "spotlight": spotlight,
+        "top_ops": [{"exercise": e, "op": op, "participants": n} for (e, op), n in ops.most_common(TOP)],
+        "spotlight": room.get("spotlight"),
     }
     if view in ("helper", "controls"):
-        out["stuck_people"] = [
-            {"seat": r["seat"], "pseudonym": r["pseudonym"], "exercise": r["exercise"], "failures": r["failures"],
-             "minutes": round((now - r["first_failure"]) / 60, 1), "error": r["error"], "op": r["op"],
-             "checks": json.loads(r["failing"])}
-            for r in sorted(stuck, key=lambda r: r["first_failure"])]
-        people: dict[str, dict] = {p: {"pseudonym": p, "seat": s, "cells": {}} for p, s in seats}
+        out["stuck_people"] = [_person_row(row, people[row["pid"]], now, course) for _, row in stuck[:SHOWN_STUCK]]
+        out["notes"] = sorted(({"seat": s, "pseudonym": p, "note": f, "minutes": round((now - t) / 60, 1)}
+                               for pid, (p, s, _, f, t) in people.items() if f and pid in here),
+                              key=lambda n: -n["minutes"])
+        everyone: dict[int, dict] = {pid: {"pseudonym": p, "seat": s, "here": pid in here, "cells": {}}
+                                     for pid, (p, s, _, _, _) in people.items()}
         for row in rows:
-            people[row["pseudonym"]]["cells"][row["exercise"]] = category(row)
-        out["people"] = list(people.values())
+            everyone[row["pid"]]["cells"][row["exercise"]] = (
+                "passed" if row["passed_t"] is not None else SHOWN.get(row["status"], "not started"))
+        out["people"] = sorted(everyone.values(), key=lambda p: (not p["here"], p["seat"] or "~", p["pseudonym"]))
     if view == "controls":
         out["lines"] = [{"id": i, "exercise": e, "op": op, "line": line, "reports": n}
                         for i, e, op, line, n in store.lines()]
+        out["hints"] = [{"exercise": e, "text": text, "minutes_ago": round((now - t) / 60, 1)}
+                        for _, t, e, text in store.hints()]
+        out["helpers"] = room.get("helpers")
     return out
+
+
+def _person_row(row, person: tuple, now: float, course: Course) -> dict:
+    found = course.by_id.get(row["misconception"])
+    return {"seat": person[1], "pseudonym": person[0], "exercise": row["exercise"],
+            "failures": row["failures"], "minutes": round((now - row["first_failure"]) / 60, 1),
+            "status": SHOWN.get(row["status"], row["status"]), "error": row["error"], "op": row["op"],
+            "misconception": found.label if found else None, "checks": list(_failing(row["failing"])),
+            "feedback": row["feedback"]}

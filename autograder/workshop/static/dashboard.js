@@ -1,10 +1,11 @@
-// The workshop dashboard: polls api/state every two seconds and draws it. Every string that came from a
-// participant is put on the page as text (textContent), never as HTML; the page's policy (CSP) also
-// forbids inline scripts. The host's token stays in the URL fragment, which is never sent to a server.
+// The workshop dashboard. It asks for api/state with the version it last drew; the server answers when the
+// room has changed (a long poll), so a report shows within a fraction of a second, and asks again at once.
+// Every string that came from a participant is put on the page as text (textContent), never as HTML; the
+// page's policy (CSP) also forbids inline scripts. The token stays in the URL fragment, never sent to a
+// server but in the Authorization header of this page's own requests.
 "use strict";
 (function () {
-  const POLL_MS = 2000;
-  const STATUSES = ["not_started", "failing", "passed"];
+  const RETRY_MS = 2000;
   const $ = (id) => document.getElementById(id);
 
   function params() { return new URLSearchParams(location.hash.slice(1)); }
@@ -30,6 +31,16 @@
     return tr;
   }
   function num(n, cls) { return el("td", n, "num" + (cls ? " " + cls : "")); }
+  function button(text, onclick) {
+    const b = el("button", text);
+    b.type = "button";
+    b.addEventListener("click", onclick);
+    return b;
+  }
+  function problem(text) {
+    $("problem").hidden = !text;
+    $("problem").textContent = text || "";
+  }
 
   function navigation() {
     for (const a of document.querySelectorAll("nav a")) {
@@ -39,13 +50,29 @@
       a.classList.toggle("active", a.dataset.view === view());
     }
     document.body.dataset.view = view();
-    $("helper").hidden = view() === "projector";
+    $("helper").hidden = $("room").hidden = view() === "projector";
     $("controls").hidden = view() !== "controls";
   }
 
+  function drawJoin(join) {
+    $("join").hidden = !join;  // on a JupyterHub nobody joins: the hub says who is who
+    if (!join) return;
+    $("join-code").textContent = join.code;
+    $("join-urls").replaceChildren(...join.urls.map((u) => el("li", u)));
+    const canvas = $("qr");
+    canvas.hidden = !join.qr.length;
+    if (!join.qr.length) return;
+    const n = join.qr.length + 4, scale = Math.floor(canvas.width / n), ctx = canvas.getContext("2d");
+    ctx.fillStyle = "#fff";
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.fillStyle = "#000";
+    join.qr.forEach((line, y) => {
+      for (let x = 0; x < line.length; x++) if (line[x] === "1") ctx.fillRect((x + 2) * scale, (y + 2) * scale, scale, scale);
+    });
+  }
+
   function drawGrid(data) {
-    const body = $("grid").tBodies[0];
-    const rows = data.grid.map((g) => {
+    $("grid").tBodies[0].replaceChildren(...data.grid.map((g) => {
       const total = g.passed + g.failing + g.not_started;
       const bar = el("div", null, "bar");
       bar.title = g.passed + " passed, " + g.failing + " failing, " + g.not_started + " not started";
@@ -54,105 +81,163 @@
         part.style.width = (total ? (100 * g[s]) / total : 0) + "%";
         bar.appendChild(part);
       }
-      const pace = el("td");
+      const pace = el("td", null, "pace-cell");
       pace.appendChild(bar);
-      const tr = row([el("td", g.exercise, "code"), num(g.not_started, "n-not_started"), num(g.failing, "n-failing"),
+      const name = el("td", g.exercise, "code");
+      name.title = g.title;
+      const tr = row([name, num(g.not_started, "n-not_started"), num(g.failing, "n-failing"),
                       num(g.passed, "n-passed"), pace, num(g.median_minutes === null ? "–" : g.median_minutes)]);
       tr.dataset.exercise = g.exercise;
       return tr;
-    });
-    body.replaceChildren(...rows);
+    }));
+  }
+
+  function item(parts) {
+    const li = el("li");
+    li.append(...parts);
+    return li;
   }
 
   function drawLists(data) {
     const t = data.thresholds;
-    $("stuck-note").textContent = "still failing after " + t.attempts + " runs or " + t.minutes + " minutes";
-    $("stuck").replaceChildren(...(data.stuck.length ? data.stuck.map((s) => {
-      const li = el("li");
-      li.append(el("span", s.exercise, "code"), ": " + s.count + " stuck");
-      return li;
-    }) : [el("li", "nobody", "muted")]));
-    $("top-checks").replaceChildren(...data.top_checks.map((c) => {
-      const li = el("li");
-      li.append(el("span", c.exercise, "code"), " › " + c.check + " (" + c.participants + ")");
-      return li;
-    }));
-    $("top-ops").replaceChildren(...data.top_ops.map((o) => {
-      const li = el("li");
-      li.append(el("span", o.op, "code"), " (" + o.participants + ")");
-      return li;
-    }));
+    $("stuck-note").textContent = t.attempts + "+ failed runs over " + t.minutes + "+ minutes; gone after " +
+      t.gone_minutes + " minutes unseen";
+    $("stuck").replaceChildren(...(data.stuck.length ? data.stuck.map((s) =>
+      item([el("span", s.exercise, "code"), ": ", el("span", s.count, "count"), " stuck"])) : [el("li", "nobody", "muted")]));
+    $("misconceptions").replaceChildren(...(data.misconceptions.length ? data.misconceptions.map((m) =>
+      item([el("span", m.label), ": ", el("span", m.participants, "count"), " (", el("span", m.exercise, "code"), ")"]))
+      : [el("li", "none seen yet", "muted")]));
+    $("top-checks").replaceChildren(...data.top_checks.map((c) =>
+      item([el("span", c.exercise, "code"), " › " + c.check + " (" + c.participants + ")"])));
+    $("top-ops").replaceChildren(...data.top_ops.map((o) =>
+      item([el("span", o.exercise, "code"), " › ", el("span", o.op, "code"), " (" + o.participants + ")"])));
   }
 
   function drawSpotlight(data) {
     const s = data.spotlight;
     $("spotlight").hidden = !s;
-    $("spotlight-meta").textContent = s ? s.exercise + (s.op ? " · " + s.op : "") : "";
-    $("spotlight-line").textContent = s ? s.line : "";
+    if (!s) return;
+    const idea = s.kind === "misconception";
+    $("spotlight-title").textContent = idea ? s.label : "In the spotlight";
+    $("spotlight-meta").textContent = s.exercise + (s.op ? " · " + s.op : "");
+    $("spotlight-line").textContent = idea ? "" : s.line;
+    $("spotlight-line").hidden = idea;
+    $("spotlight-text").textContent = idea ? s.explanation : "";
+    $("spotlight-read").textContent = idea ? "In the course: " + s.read : "";
   }
 
   function drawHelper(data, exercises) {
-    $("stuck-people").tBodies[0].replaceChildren(...data.stuck_people.map((p) => row([
-      p.seat || "–", p.pseudonym, p.exercise, p.failures, p.minutes, p.error || "", p.op || "", p.checks.join(", ")])));
-    const head = row([el("th", "seat"), el("th", "pseudonym"), ...exercises.map((e) => el("th", e))]);
-    $("people").tHead.replaceChildren(head);
-    $("people").tBodies[0].replaceChildren(...data.people.map((p) => row([
-      p.seat || "–", p.pseudonym,
-      ...exercises.map((e) => { const s = p.cells[e] || "not_started"; return el("td", s.replace("_", " "), s); })])));
-  }
-
-  function drawControls(data) {
-    $("lines").tBodies[0].replaceChildren(...data.lines.map((l) => {
-      const button = el("button", "Spotlight");
-      button.type = "button";
-      button.addEventListener("click", () => spotlight(l.id));
-      const tr = row([el("td", l.exercise, "code"), el("td", l.op || "", "code"), el("td", l.line, "code"),
-                      num(l.reports), el("td")]);
-      tr.lastChild.appendChild(button);
-      tr.dataset.line = l.id;
+    $("stuck-people").replaceChildren(...(data.stuck_people.length ? data.stuck_people.map((p) => {
+      const li = item([el("span", (p.seat || "no seat") + " · " + p.pseudonym, "who"), el("br"),
+        el("span", p.exercise, "code"), ": " + p.failures + " failed runs in " + p.minutes + " min, " + p.status +
+        (p.misconception ? "; looks like: " + p.misconception : "") + (p.op ? "; op " + p.op : "") +
+        (p.checks.length ? "; failing " + p.checks.join(", ") : "")]);
+      if (p.feedback) li.appendChild(el("pre", p.feedback));
+      li.dataset.seat = p.seat;
+      return li;
+    }) : [el("li", "nobody stuck", "muted")]));
+    $("notes").replaceChildren(...(data.notes.length ? data.notes.map((n) =>
+      item([el("span", (n.seat || "no seat") + " · " + n.pseudonym, "who"), ": " + n.note + ", " + n.minutes + " min ago"]))
+      : [el("li", "no notes", "muted")]));
+    $("people").tHead.replaceChildren(row([el("th", "seat"), el("th", "pseudonym"), ...exercises.map((e) => el("th", e))]));
+    $("people").tBodies[0].replaceChildren(...data.people.map((p) => {
+      const tr = row([p.seat || "–", p.pseudonym + (p.here ? "" : " (gone)"),
+        ...exercises.map((e) => { const s = p.cells[e] || "not started"; return el("td", s, s.replace(" ", "_")); })]);
+      if (!p.here) tr.className = "gone";
       return tr;
     }));
   }
 
-  async function spotlight(id) {
-    await fetch("api/spotlight", {method: "POST", body: JSON.stringify({id: id}), credentials: "same-origin",
-                                  headers: headers({"Content-Type": "application/json", "X-Workshop": "1"})});
-    poll(true);
-  }
-
-  let timer = null;
-  let polls = 0;
-  async function poll(once) {
-    if (!once) { clearTimeout(timer); }
-    try {
-      const response = await fetch("api/state?view=" + encodeURIComponent(view()),
-                                   {headers: headers(), cache: "no-store", credentials: "same-origin"});
-      if (!response.ok) {
-        $("status").textContent = response.status === 401 || response.status === 403
-          ? "not allowed (HTTP " + response.status + "): open the URL the server printed" : "HTTP " + response.status;
-      } else {
-        const data = await response.json();
-        document.body.dataset.role = data.role;
-        navigation();
-        const exercises = data.grid.map((g) => g.exercise);
-        $("participants").textContent = data.participants + (data.participants === 1 ? " participant" : " participants");
-        drawGrid(data);
-        drawLists(data);
-        drawSpotlight(data);
-        if (data.stuck_people) drawHelper(data, exercises);
-        if (data.lines) drawControls(data);
-        polls += 1;
-        document.body.dataset.polls = String(polls);
-        $("status").textContent = "updated " + new Date().toLocaleTimeString();
-      }
-    } catch (e) {
-      $("status").textContent = "server unreachable; retrying";
+  function drawControls(data) {
+    $("control-misconceptions").replaceChildren(...(data.misconceptions.length ? data.misconceptions.map((m) =>
+      item([el("span", m.label + ": " + m.participants, "who"), " ", el("span", m.exercise, "code"),
+            button("Project", () => post("api/spotlight", {misconception: m.id})), el("br"),
+            el("span", m.explanation, "small")])) : [el("li", "none seen yet", "muted")]));
+    $("lines").tBodies[0].replaceChildren(...data.lines.map((l) => {
+      const tr = row([el("td", l.exercise, "code"), el("td", l.op || "", "code"), el("td", l.line, "code"),
+                      num(l.reports), el("td")]);
+      tr.lastChild.appendChild(button("Spotlight", () => post("api/spotlight", {id: l.id})));
+      tr.dataset.line = l.id;
+      return tr;
+    }));
+    const select = $("hint-exercise");
+    if (select.options.length === 1) {
+      for (const g of data.grid) { const o = el("option", g.exercise); o.value = g.exercise; select.appendChild(o); }
     }
-    if (!once) timer = setTimeout(poll, POLL_MS);
+    $("hints").replaceChildren(...data.hints.map((h) =>
+      item([(h.exercise || "all") + ", " + h.minutes_ago + " min ago: ", el("span", h.text)])));
+    const l = data.limits;
+    $("limits").textContent = data.participants + " here, " + data.gone + " gone; at most " + l.max_participants +
+      ". Refused: " + l.refused.full + " newcomers (room full), " + l.refused.rate + " requests (too fast), " +
+      l.refused.invalid + " invalid, " + l.refused.secret + " wrong secrets, " + l.connections_refused + " connections.";
+    if (document.activeElement !== $("limit")) $("limit").value = l.max_participants;
+    $("helpers-link").textContent = (data.helpers || []).join(" ");
   }
 
-  $("clear-spotlight").addEventListener("click", () => spotlight(null));
-  window.addEventListener("hashchange", () => { navigation(); poll(); });
+  async function post(path, body) {
+    const response = await fetch(path, {method: "POST", body: JSON.stringify(body), credentials: "same-origin",
+      headers: headers({"Content-Type": "application/json", "X-Workshop": "1"})});
+    if (!response.ok) problem("The server refused: HTTP " + response.status);
+  }
+
+  let version = null, room = null, controller = null, polls = 0;
+  function draw(data) {
+    document.body.dataset.role = data.role;
+    navigation();
+    if (room !== null && data.room !== room) problem("This is a new room: the server was started afresh.");
+    room = data.room;
+    const exercises = data.grid.map((g) => g.exercise);
+    $("participants").textContent = data.participants + " here" +
+      (data.gone ? ", " + data.gone + " gone" : "");
+    drawJoin(data.join);
+    drawGrid(data);
+    drawLists(data);
+    drawSpotlight(data);
+    if (data.stuck_people) drawHelper(data, exercises);
+    if (data.lines) drawControls(data);
+    polls += 1;
+    document.body.dataset.polls = String(polls);
+    document.body.dataset.version = String(data.version);
+    $("status").textContent = "live · " + new Date().toLocaleTimeString();
+  }
+
+  async function loop() {
+    for (;;) {
+      controller = new AbortController();
+      const since = version === null ? "" : "&since=" + version;
+      try {
+        const response = await fetch("api/state?view=" + encodeURIComponent(view()) + since,
+          {headers: headers(), cache: "no-store", credentials: "same-origin", signal: controller.signal});
+        if (response.status === 401 || response.status === 403) {
+          problem("This page's token is not this room's (HTTP " + response.status + "): open the URL the server printed.");
+          await new Promise((r) => setTimeout(r, RETRY_MS));
+          continue;
+        }
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        const data = await response.json();
+        if ($("problem").textContent.startsWith("This page") || $("problem").textContent.startsWith("The server is")) problem("");
+        version = data.version;
+        draw(data);
+      } catch (e) {
+        if (e.name === "AbortError") { version = null; continue; }
+        problem("The server is unreachable; retrying.");
+        version = null;
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+  }
+
+  $("clear-spotlight").addEventListener("click", () => post("api/spotlight", {id: null}));
+  $("hint-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    post("api/hint", {text: $("hint-text").value, exercise: $("hint-exercise").value || null});
+    $("hint-text").value = "";
+  });
+  $("limit-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    post("api/limits", {max_participants: parseInt($("limit").value, 10)});
+  });
+  window.addEventListener("hashchange", () => { navigation(); if (controller) controller.abort(); });
   navigation();
-  poll();
+  loop();
 })();

@@ -1,0 +1,114 @@
+"""The participant's one background thread: posts reports and heartbeats with a short timeout, and tells the
+waiting check() what became of its report. Standard library only; nothing here raises into a check."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+
+TIMEOUT = 2.0
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # a report (and a secret or hub token) goes to the joined URL only
+        return None
+
+
+OPENER = urllib.request.build_opener(NoRedirect)
+
+
+@dataclass
+class Outcome:
+    """What became of one post: `ok`, the answer's JSON, or why not (words)."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    ok: bool = False
+    answer: dict = field(default_factory=dict)
+    why: str = ""
+
+
+def post(url: str, data: dict, headers: dict[str, str], timeout: float = TIMEOUT) -> Outcome:
+    """One POST of JSON, now, in this thread."""
+    outcome = Outcome()
+    request = urllib.request.Request(url, data=json.dumps(data).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", "User-Agent": "autograder-workshop",
+                                              **headers})
+    try:
+        with OPENER.open(request, timeout=timeout) as response:
+            raw = response.read(65536)
+        answer = json.loads(raw) if raw else {}
+        outcome.ok, outcome.answer = True, answer if isinstance(answer, dict) else {}
+    except urllib.error.HTTPError as e:
+        outcome.why = f"HTTP {e.code}: {_reason(e)}"
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        outcome.why = "no answer in time" if "timed out" in str(reason) else f"cannot reach the server ({reason})"
+    except ValueError:
+        outcome.why = "the answer was not JSON"
+    outcome.done.set()
+    return outcome
+
+
+def _reason(e: urllib.error.HTTPError) -> str:
+    try:
+        found = json.loads(e.read(2048)).get("error")
+    except Exception:  # noqa: BLE001 - any body at all
+        found = None
+    return found if isinstance(found, str) else str(e.reason)
+
+
+class Sender:
+    """One daemon thread posting queued requests in order; a full queue drops the request (and says so)."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue = queue.Queue(maxsize=32)
+        self.down_since: float | None = None  # the last post failed; none succeeded since
+        self.why = ""
+        self.pending = 0  # posts queued or in flight
+        threading.Thread(target=self._run, name="autograder-workshop", daemon=True).start()
+
+    def send(self, url: str, data: dict, headers: dict[str, str]) -> Outcome:
+        outcome = Outcome()
+        try:
+            self.queue.put_nowait((url, data, headers, outcome))
+            self.pending += 1
+        except queue.Full:
+            outcome.why = "too many reports waiting (the server is not answering)"
+            outcome.done.set()
+        return outcome
+
+    def _run(self) -> None:
+        while True:
+            url, data, headers, outcome = self.queue.get()
+            done = post(url, data, headers)
+            outcome.ok, outcome.answer, outcome.why = done.ok, done.answer, done.why
+            if done.ok:
+                self.down_since = None
+            elif self.down_since is None:
+                self.down_since, self.why = time.time(), done.why
+            self.pending -= 1
+            outcome.done.set()
+
+
+class Heartbeat:
+    """Says "seen" every `seconds` while joined, so that the room shows who is here and who has gone."""
+
+    def __init__(self, beat) -> None:
+        self.beat, self.stopped = beat, threading.Event()
+        self.seconds = 60.0
+        threading.Thread(target=self._run, name="autograder-workshop-heartbeat", daemon=True).start()
+
+    def _run(self) -> None:
+        while not self.stopped.wait(self.seconds):
+            try:
+                self.beat()
+            except Exception:  # noqa: BLE001, S110 - a missed heartbeat is only a missed heartbeat
+                pass
+
+    def stop(self) -> None:
+        self.stopped.set()
