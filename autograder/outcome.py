@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 from .status import Status
 
@@ -37,6 +38,8 @@ class Trial:
 
     @property
     def torch_dtype(self) -> torch.dtype:
+        import torch  # here, not at the top: the trial's key is read where torch is not (feedback text, pages)
+
         return getattr(torch, self.dtype)
 
     @classmethod

@@ -19,14 +19,14 @@ TEMPLATES: dict[str, str] = {
     "raised where": " at line {line} of your answer",
     "raised code": " (`{code}`)",
     "inplace meaning": (
-        "\nWhat it means: PyTorch saved a tensor during the forward pass because backward needs it, and something "
-        "changed that tensor in place before backward ran (its version counter moved on). Find the in-place "
-        "operation (`+=`, `x[...] = ...`, a `*_()` method, `inplace=True`) that writes to a tensor an "
-        "earlier operation saved, and make it out of place (`out = out + x`) or work on a `clone()`."),
+        "\nWhat it means: an operation saved a tensor in the forward pass, because its backward needs it. Then "
+        "something changed that tensor in place (`+=`, `x[...] = ...`, a `*_()` method, `inplace=True`, an "
+        "optimizer's step), before backward ran: its version counter moved on. Find that write. The fix keeps "
+        "what was saved as it was, and computes the same values."),
     "leaf meaning": (
-        "\nWhat it means: A tensor created by you with `requires_grad=True` (a leaf, such as a parameter) was "
-        "changed in place while autograd was recording. Update parameters inside `torch.no_grad()`, or compute a "
-        "new tensor instead of changing the leaf."),
+        "\nWhat it means: a tensor you made with `requires_grad=True` (a leaf, such as a parameter) was changed in "
+        "place while autograd was recording. Change it in place inside `with torch.no_grad():`. Rebinding the "
+        "name to a new tensor (`p = p - ...`) leaves the model's parameter as it was."),
     "culprit": "The line that broke autograd: {culprit} changed a tensor in place{saved}.",
     "culprit saved": " after {saved_by} had saved it for backward",
     "site": "`{op}`",
@@ -57,6 +57,9 @@ TEMPLATES: dict[str, str] = {
     "summary blocked": "{head} {blocked}",
     "summary passed": "{head} Every check passed.",
     "summary failed": "{head} See the failed checks below for what to fix.",
+    # the feedback a student reads (feedback_text.py)
+    "what went wrong": "What went wrong (in {checks}):",
+    "met it": "{brief}{trial}: see what went wrong, above.",
     # observations (checks.py)
     "in trial": "In {trial}: {explanation}",
     "not observed": "In {trial}: `{key}` was not observed (did your code return early or return None?).",
