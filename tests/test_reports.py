@@ -158,6 +158,20 @@ def report(graded_dir):
       "submission_path": "dl/Ada Lovelace_123_assignsubmission_file_/03_residual_add.ipynb"}, "Ada Lovelace"),
     ({"submission": "Ada_Lovelace_123_assignsubmission_file_01_residual_add.ipynb", "exercise": "residual_add"},
      "Ada Lovelace"),
+    # a student names her file after a classmate, the LMS's way: what the LMS set (its folder, its prefix) wins
+    ({"submission": "Ada_Lovelace_123_assignsubmission_file___Bob_Smith_99_assignsubmission_file_x.ipynb",
+      "exercise": "residual_add",
+      "submission_path": "dl/Ada Lovelace_123_assignsubmission_file_/Bob Smith_99_assignsubmission_file_x.ipynb"},
+     "Ada Lovelace"),
+    ({"submission": "Ada_Lovelace_123_assignsubmission_file___bob_4242_9999_01_residual_add.ipynb",
+      "exercise": "residual_add",
+      "submission_path": "dl/Ada Lovelace_123_assignsubmission_file_/bob_4242_9999_01_residual_add.ipynb"},
+     "Ada Lovelace"),
+    ({"submission": "Ada_Lovelace_123_assignsubmission_file_Bob_Smith_99_assignsubmission_file_x.ipynb",
+      "exercise": "residual_add",
+      "submission_path": "dl/Ada Lovelace_123_assignsubmission_file_Bob Smith_99_assignsubmission_file_x.ipynb"},
+     "Ada Lovelace"),
+    ({"submission": "ada_12345_67890_bob_4242_9999_01_residual_add.ipynb", "exercise": "residual_add"}, "ada"),
 ])
 def test_whose_submission(data, student):
     assert student_of(Result.from_json({**result(data["exercise"], "failed", 0).to_json(), **data})) == student

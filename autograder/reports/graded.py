@@ -2,8 +2,9 @@
 
 Whose, in this order (`identify`):
 
-1. A file named the way an LMS names the files of its "download all submissions" archive, or a file in a
-   folder so named:
+1. A file in a folder named the way an LMS names its "download all submissions" archive's folders, else a
+   file so named (the folder first: the LMS sets a folder's name, while a file's name ends with what the
+   student called it, which may be a classmate's LMS-style name):
    - Canvas: `<name>_<user id>_<submission id>_<the student's file name>`, with `LATE_` before the user id
      for a late submission (`ada_12345_67890_01_residual_add.ipynb`, `ada_LATE_12345_67890_01_residual_add.ipynb`);
      a file the student handed in again keeps Canvas's `-1`, `-2`... before its extension
@@ -108,11 +109,12 @@ def identify(result: Result) -> Identity:
     path = result.extra.get("submission_path")  # text, where there is one (Result.from_json checks it)
     original = PurePath(path) if path else None
     # The LMS's names, from the file as it was found (spaces kept), else from the submission's safe name.
-    candidates = []
-    if original is not None:
-        candidates += [(original.name, False, False), (original.parent.name, True, False)]
     parts = name.split("__")
-    candidates += [(parts[-1], False, True)] + ([(parts[0], True, True)] if len(parts) > 1 else [])
+    # The folder first: an LMS sets a folder's name, a student sets their file's (Ada may name hers after Bob).
+    candidates = [(original.parent.name, True, False)] if original is not None else []
+    candidates += [(parts[0], True, True)] if len(parts) > 1 else []
+    candidates += [(original.name, False, False)] if original is not None else []
+    candidates += [(parts[-1], False, True)]
     for part, is_folder, safe_name in candidates:
         found = _lms_identity(part, is_folder, safe_name) if part else None
         if found is not None and found.student:
