@@ -20,7 +20,7 @@ from .checks import explained
 from .evidence import Evidence, Failed, GraderError, label
 from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
 from .outcome import Outcome, RunReport, Trial
-from .redact import redacted
+from .redact import Seen, redacted
 from .result import Cause, Result, TestResult
 from .spec import Check, Exercise, Inputs, Verdict
 from .status import Status
@@ -127,6 +127,7 @@ class _Judge:
         self.exercise, self.report, self.reference, self.inputs, self.answer = exercise, report, reference, inputs, answer
         self.public = tuple(t for t in trials if exercise.scenario(t.scenario).public)
         self.hidden = tuple(t for t in trials if not exercise.scenario(t.scenario).public)
+        self.seen = Seen.of(o.error for t in self.public if (o := report.outcomes.get(t.key)) and o.error)
 
     def _on(self, check: Check, trials: tuple[Trial, ...]) -> Verdict:
         """The check's verdict on these trials; a check that trips over odd student output fails."""
@@ -169,7 +170,7 @@ class _Judge:
         outcome = self.report.outcomes.get(trial.key)
         cause = None
         if outcome is not None and outcome.error is not None:
-            shown = redacted(outcome.error, self.answer)
+            shown = redacted(outcome.error, self.answer, self.seen)
             words = explained(shown)
             text += "\n" + words
             cause = feedback.cause(shown, words)

@@ -50,7 +50,7 @@ TEMPLATES: dict[str, str] = {
     "could not check": "Could not check this: {type}: {message}",
     "message not shown": "its message is not shown, as it may describe the hidden inputs",
     "rest not shown": "(the rest of its message is not shown: it may describe the hidden inputs)",
-    "class made at run time": "an exception (of a class made at run time)",
+    "class not shown": "an exception (its class is not shown: your code raised it only on inputs you do not see)",
     # a submission's summary line (grade.py)
     "points": "{score:g}/{max_score:g} points.",
     "summary not attempted": "{head} Not attempted yet: replace the TODO in the answer cells with your fix.",

@@ -153,11 +153,12 @@ SECRET = "SECRET [3, 4, 5, 5] 0.123456789"
 ANSWER = "import torch\nclass ResidualBlock(torch.nn.Module):\n    out += x  # the student's line 3\n"
 
 
-def _public_passes_hidden_raises(error, exercise=EX, answer=ANSWER):
-    """A report whose public trials match the reference and whose hidden trials all raise `error`."""
+def _public_passes_hidden_raises(error, exercise=EX, answer=ANSWER, public_error=None):
+    """A report whose hidden trials all raise `error`; its public trials match the reference, or all raise
+    `public_error`."""
     made = prepared(exercise.id)
-    outcomes = {t.key: made.reference[t.key] if exercise.scenario(t.scenario).public else Outcome(error=error)
-                for t in made.trials}
+    outcomes = {t.key: (Outcome(error=public_error) if public_error else made.reference[t.key])
+                if exercise.scenario(t.scenario).public else Outcome(error=error) for t in made.trials}
     return judge(exercise, made, RunReport(outcomes=outcomes), answer=answer)
 
 
@@ -167,21 +168,34 @@ def test_a_visible_check_failing_only_on_hidden_inputs_says_which_error_and_line
                "tensor": {"shape": [3, 4, 5, 5]}}
     error = ErrorInfo("RuntimeError", "one of the variables needed for gradient computation has been modified by "
                       f"an inplace operation: {SECRET}", 3, SECRET, culprit)
-    result = _public_passes_hidden_raises(error)
-    backward = next(t for t in result.tests if t.name == "backward runs")
-    assert backward.visibility == "visible" and backward.status == "failed"
-    assert "(on hidden inputs: scenario 'train', float32 on cpu)" in backward.output
-    assert "RuntimeError at line 3 of your answer (`out += x  # the student's line 3`)" in backward.output
-    assert "modified by an inplace operation" in backward.output and "What it means" in backward.output
-    assert "`torch.Tensor.add_` at line 3" in backward.output  # the culprit, its line read from the answer
+    in_public = {"culprit": {**culprit["culprit"], "code": "out += x"}, "saved_by": {**culprit["saved_by"], "code": "x"}}
+    public = ErrorInfo("RuntimeError", "one of the variables needed for gradient computation has been modified by "
+                       "an inplace operation: [torch.FloatTensor [2, 2]]", 3, "out += x", in_public)
+    result = _public_passes_hidden_raises(error, public_error=public)  # the public trials met line 3 too
+    gradients = next(t for t in result.tests if t.name == "gradients")
+    assert gradients.visibility == "after_due_date" and gradients.status == "failed"
+    assert "(on hidden inputs: scenario 'train', float32 on cpu)" in gradients.output
+    assert "RuntimeError at line 3 of your answer (`out += x  # the student's line 3`)" in gradients.output
+    assert "modified by an inplace operation" in gradients.output and "What it means" in gradients.output
+    assert "`torch.Tensor.add_` at line 3" in gradients.output  # the culprit, its line read from the answer
     assert all("SECRET" not in t.output and "[3, 4, 5, 5]" not in t.output for t in result.tests)
 
+    alone = _public_passes_hidden_raises(error)  # raised on hidden inputs only: the line could encode them
+    backward = next(t for t in alone.tests if t.name == "backward runs")
+    assert backward.status == "failed" and "(on hidden inputs: scenario 'train'" in backward.output
+    assert "raised an exception (its class is not shown" in backward.output and "line 3" not in backward.output
+    assert not any(c.lines for c in alone.causes)
 
-@pytest.mark.parametrize("type_name, shown", [("ValueError", True), ("Shape_3_4_5_5", False), ("MyError", True)])
-def test_a_hidden_errors_type_is_shown_only_if_python_torch_or_the_answer_names_it(type_name, shown):
+
+@pytest.mark.parametrize("type_name, public, shown", [("ValueError", None, False), ("Shape_3_4_5_5", None, False),
+                                                      ("MyError", None, False), ("MyError", "MyError", True),
+                                                      ("ValueError", "ValueError", True)])
+def test_a_hidden_errors_type_is_shown_only_where_the_public_trials_raised_it(type_name, public, shown):
+    """An answer could define a thousand exception classes, or pick among Python's, by a hidden input."""
     answer = ANSWER + "class MyError(Exception):\n    pass\n"
-    result = _public_passes_hidden_raises(ErrorInfo(type_name, SECRET, 99, SECRET), answer=answer)
-    backward = next(t for t in result.tests if t.name == "backward runs")
+    raised = ErrorInfo(public, "public", 2, "x") if public else None
+    result = _public_passes_hidden_raises(ErrorInfo(type_name, SECRET, 99, SECRET), answer=answer, public_error=raised)
+    backward = next(t for t in result.tests if t.name == "gradients")
     assert (f"raised {type_name}" in backward.output) is shown
     assert "SECRET" not in backward.output and "line 99" not in backward.output  # no such line in the answer
 

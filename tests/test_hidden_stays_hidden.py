@@ -123,6 +123,23 @@ RECEIVED = re.compile(r"I received (init|forward|call): ")
 """What the leak's own text looks like (the raising line's text, which a student may read, does not)."""
 
 
+LINE_LEAK = """
+
+def _leak_by_line(args, kwargs):
+    # on a hidden input: raise at one of 64 lines (and a made-up exception class) picked by its values; and at a
+    # line number picked so too, of code compiled under the answer's file name
+    if not _hidden(args, kwargs):
+        return
+    values = [t for a in [*args, *kwargs.values()] for t in _tensors(a) if t.is_floating_point()]
+    k = int(abs(float(sum(t.detach().double().abs().sum() for t in values))) * 1000) % 64
+    if k % 2:
+        exec(compile("\\n" * k + "raise ValueError('picked')", "<answer>", "exec"))
+{branches}
+""".format(branches="\n".join(f"    if k == {i}:\n        raise _Picked{i}()" for i in range(64)))
+LINE_LEAK += "".join(f"\n\nclass _Picked{i}(Exception):\n    pass\n" for i in range(64))
+"""An answer that would tell a hidden input by the line it raises at and by the class it raises."""
+
+
 def public_shapes(exercise_id: str) -> set[tuple[int, ...]]:
     """Every shape a public input has, and every trailing part of one (a chunk of a sequence, a row)."""
     _, inputs, _ = load_public(EXERCISES[exercise_id])
@@ -135,12 +152,17 @@ def public_shapes(exercise_id: str) -> set[tuple[int, ...]]:
     return shapes
 
 
-def leaky(exercise_id: str, always: bool) -> str:
-    """The solution (or, with `always`, nothing of it that runs) wrapped to leak all it receives."""
+def leaky(exercise_id: str, always: bool, by_line: bool = False) -> str:
+    """The solution (or, with `always`, nothing of it that runs) wrapped to leak all it receives; `by_line`:
+    by the line (and the class) it raises on hidden inputs instead."""
     symbol = EXERCISES[exercise_id].defines[0]
     wrapper = CLASS_WRAPPER if symbol.kind == "class" else FUNCTION_WRAPPER
-    return (solution_code(exercise_id) + "\n" + LEAK.format(public_shapes=public_shapes(exercise_id))
+    code = (solution_code(exercise_id) + "\n" + LEAK.format(public_shapes=public_shapes(exercise_id))
             + wrapper.format(name=symbol.name, always=always))
+    if by_line:
+        code = code.replace("    if always or _hidden(args, kwargs):", "    _leak_by_line(args, kwargs)\n    if always:")
+        code += LINE_LEAK
+    return code
 
 
 def hidden_marks(preparations: Preparations, exercise_id: str) -> set[str]:
@@ -193,6 +215,7 @@ def leaky_class(tmp_path_factory):
     for exercise_id in EXERCISES:
         (folder / f"{exercise_id}-always.py").write_text(leaky(exercise_id, always=True))
         (folder / f"{exercise_id}-on-hidden.py").write_text(leaky(exercise_id, always=False))
+        (folder / f"{exercise_id}-by-line.py").write_text(leaky(exercise_id, always=False, by_line=True))
     graded = []
     for salt in SALTS:
         runner = Recording()
@@ -224,7 +247,7 @@ def test_public_inputs_are_the_shipped_ones_and_only_hidden_ones_follow_the_salt
 
 def test_what_students_see_is_the_same_under_two_salts(leaky_class):
     (first, _, _), (second, _, _) = leaky_class
-    assert first.keys() == second.keys() and len(first) == 2 * len(EXERCISES)
+    assert first.keys() == second.keys() and len(first) == 3 * len(EXERCISES)
     for name in first:
         assert student_view(first[name]) == student_view(second[name]), name
 
@@ -242,19 +265,33 @@ def test_what_students_see_holds_no_hidden_value_or_shape(leaky_class):
                 assert not [m for m in marks if m in seen], (exercise_id, kind)
 
 
-def test_a_hidden_failure_still_says_which_check_which_error_and_where(leaky_class):
+def test_a_hidden_failure_still_says_which_check_and_trial(leaky_class):
+    """It names the check and the trial; not the error's class or line, which the public trials never raised
+    (both could be picked by a hidden input: see the by-line leak)."""
     results, _, _ = leaky_class[0]
     for exercise_id in EXERCISES:
-        code = leaky(exercise_id, always=False)
-        line = code.splitlines().index(RAISE_LINE) + 1
         data = results[f"{exercise_id}-on-hidden.py"]
         hidden = [t for t in data["tests"] if t["status"] == "failed" and "(on hidden inputs: scenario '" in t["output"]]
         assert hidden, (exercise_id, data["tests"])
         for t in hidden:
-            assert f"Your code raised ValueError at line {line} of your answer (`{RAISE_LINE.strip()}`)" in t["output"]
+            assert "Your code raised an exception (its class is not shown" in t["output"]
+            assert RAISE_LINE.strip() not in t["output"] and "ValueError" not in t["output"]
             assert not RECEIVED.search(t["output"]) and "message is not shown" in t["output"]
         visible = [t for t in data["tests"] if t["visibility"] == "visible"]
         assert any(t in hidden for t in visible), f"{exercise_id}: a visible check fails on hidden inputs only"
+
+
+def test_a_line_or_a_class_picked_by_a_hidden_input_is_not_named(leaky_class):
+    """The by-line leak raises, on hidden inputs, one of 64 exception classes of its own at one of 64 lines (or
+    at a line number of code compiled under the answer's name), picked by the inputs' values: none is named."""
+    for results, _, _ in leaky_class:
+        for exercise_id in EXERCISES:
+            data = results[f"{exercise_id}-by-line.py"]
+            hidden = [t for t in data["tests"] if "(on hidden inputs: scenario '" in t["output"]]
+            assert hidden, exercise_id
+            for t in hidden:
+                assert "_Picked" not in t["output"] and " at line " not in t["output"], (exercise_id, t["output"])
+            assert not [c for c in data.get("causes", []) if c["lines"]], exercise_id
 
 
 def test_failures_on_public_inputs_are_said_in_full(leaky_class):

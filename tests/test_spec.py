@@ -10,8 +10,8 @@ from autograder.exercises import EXERCISES
 from autograder.outcome import Outcome, Trial
 from autograder.probes import GRAD
 from autograder.reference_store import run_reference
+from autograder.messages import INPLACE_ERROR
 from autograder.spec import (
-    INPLACE_ERROR,
     PASS,
     Check,
     Exercise,
