@@ -1,6 +1,6 @@
 """What the book's chapters run beside their experiments: the check of an end-of-chapter question's answer,
-`reveal` for a fix shown only after its exercise, and the bytes of tensors alive, sampled after every aten
-op.
+`glue` for a measured number in a sentence, `reveal` for a fix shown only after its exercise, and the bytes
+of tensors alive, sampled after every aten op.
 
 In the package, not beside the chapters, so that a chapter downloaded from the book runs wherever the
 course is installed. Nothing here is imported by `import autograder`.
@@ -36,19 +36,26 @@ def check_answer(program: Callable[[], Any], **answer: Any) -> str:
     return feedback(prediction, outcome)
 
 
-def reveal(key: str, source: str, namespace: dict) -> None:
-    """Run `source` (a fix, with the asserts that prove it) in the chapter's `namespace`, then glue its text
-    under `key` for a collapsed block (`{dropdown}` with `{glue:md}`): what the reader unfolds is exactly the
-    code that ran, and passed, when the page was built. Outside the book's build (a downloaded chapter,
-    where myst_nb is not installed) the code still runs; there is nothing to glue it into."""
-    source = textwrap.dedent(source).strip()
-    exec(compile(source, f"<{key}>", "exec"), namespace)  # noqa: S102 - the chapter's own code
+def glue(key: str, value: Any) -> None:
+    """Hand `value` to the page under `key` ({glue:text}`key` in the prose, `{glue:md}` in a block), so that
+    a number in a sentence is the number measured when the page was built. Outside the book's build (a
+    downloaded chapter, where myst_nb is not installed) there is no page to hand it to: nothing happens."""
     try:
-        from IPython.display import Markdown
-        from myst_nb import glue
+        from myst_nb import glue as myst_glue
     except ImportError:
         return
-    glue(key, Markdown(f"```python\n{source}\n```"), display=False)
+    myst_glue(key, value, display=False)
+
+
+def reveal(key: str, source: str, namespace: dict) -> None:
+    """Run `source` (a fix, with the asserts that prove it) in the page's `namespace`, then glue its text
+    under `key` for a collapsed block (`{dropdown}` with `{glue:md}`): what the reader unfolds is exactly the
+    code that ran, and passed, when the page was built."""
+    from IPython.display import Markdown
+
+    source = textwrap.dedent(source).strip()
+    exec(compile(source, f"<{key}>", "exec"), namespace)  # noqa: S102 - the page's own code
+    glue(key, Markdown(f"```python\n{source}\n```"))
 
 
 class LiveBytes:
