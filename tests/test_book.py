@@ -123,11 +123,19 @@ def sections(nb) -> dict[str, list[str]]:
 
 
 def has_assert(source: str) -> bool:
-    """An `assert`, or a question's answer checked with `check_answer` (which asserts it)."""
+    """An `assert`; a question's answer checked with `check_answer` (which asserts it); or a fix run by
+    `reveal(key, code, ...)` whose code asserts."""
     python = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
-    return any(isinstance(node, ast.Assert) or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                                                and node.func.id == "check_answer")
-               for node in ast.walk(ast.parse(python)))
+    for node in ast.walk(ast.parse(python)):
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "check_answer":
+                return True
+            code = node.args[1] if node.func.id == "reveal" and len(node.args) > 1 else None
+            if isinstance(code, ast.Constant) and isinstance(code.value, str) and has_assert(code.value):
+                return True
+    return False
 
 
 def test_toc_lists_every_chapter_and_takes_every_exercise():
