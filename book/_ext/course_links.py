@@ -34,7 +34,12 @@ def exercise_docname(srcdir: Path, exercise_id: str) -> str:
 
 
 class ExerciseRole(XRefRole):
-    """`{exercise}`id`` or `{exercise}`text <id>``: a link to the exercise's page, its id as the text."""
+    """`{exercise}`id`` or `{exercise}`text <id>``: a link to the exercise's page, its id as the text. It is
+    resolved as `{doc}` is (the standard domain's `doc` reference), once the id is turned into the page."""
+
+    def run(self):
+        self.refdomain, self.reftype, self.classes = "std", "doc", ["xref", "std", "std-doc"]
+        return self.create_non_xref_node() if self.disabled else self.create_xref_node()
 
     def process_link(self, env, refnode, has_explicit_title: bool, title: str, target: str) -> tuple[str, str]:
         return (title if has_explicit_title else target), exercise_docname(Path(env.srcdir), target)
@@ -110,8 +115,7 @@ def drop_duplicate_scripts(app, pagename: str, templatename: str, context: dict,
 
 def setup(app):
     encrypt_kernel_transport(app)
-    app.add_role("exercise", ExerciseRole(refdomain="std", reftype="doc", innernodeclass=nodes.literal,
-                                          warn_dangling=True))
+    app.add_role("exercise", ExerciseRole(innernodeclass=nodes.literal, warn_dangling=True))
     app.connect("html-page-context", default_theme_mode)
     # After sphinx-book-theme (priority 500) has added its buttons.
     app.connect("html-page-context", point_exercises_at_repository, priority=900)
