@@ -432,7 +432,8 @@ def test_kernels_the_build_starts_do_not_warn_of_an_unencrypted_transport(capfd)
 
     default = setting.default_value
     try:
-        assert "without encryption" in start_a_kernel_as_myst_nb_does()
+        if "without encryption" not in start_a_kernel_as_myst_nb_does():
+            pytest.skip("this ipykernel does not warn about an unencrypted transport (it did from 7.3)")
         load_extension().encrypt_kernel_transport(app=None)
         assert "without encryption" not in start_a_kernel_as_myst_nb_does()
     finally:
