@@ -9,13 +9,15 @@ it promises in its metadata, in MyST:
     :expect: {raises: RuntimeError, match: "modified by an inplace operation"}
     ```
 
-`match` is a regular expression searched in the message. Chapters are read with jupytext and executed
-with nbclient, in `book/chapters` as the book build does.
+`match` is a regular expression searched in the message. Every page the book executes is read as the
+book's download button gives it (myst-nb's reader), copied alone into a fresh folder, and run there with
+nbclient: it needs only the installed course, as a learner's downloaded copy does.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -26,21 +28,27 @@ from pathlib import Path
 from urllib.parse import urldefrag
 
 import jupytext
+import nbformat
 import pytest
 import yaml
+from myst_nb.core.read import read_myst_markdown_notebook
 from nbclient import NotebookClient
+from traitlets.config import Config
 
+from autograder.assign import setup_cell
 from tests.browser import CHROMIUM, open_browser, serve, visit
 from tests.conftest import EXERCISE_NOTEBOOKS, ROOT
 
 BOOK = ROOT / "book"
 CHAPTER_DIR = BOOK / "chapters"
 CHAPTERS = sorted(CHAPTER_DIR.glob("[0-9][0-9]_*.md"))
+EXECUTED = sorted(p for p in BOOK.rglob("*.md") if "_build" not in p.parts and "kernelspec:" in p.read_text()[:400])
+"""Every page the book runs when it is built, each offered as a notebook by the download button."""
 HTML = BOOK / "_build" / "html"
 SCREENSHOTS = BOOK / "_build" / "screenshots"
 PROMISE = "expect"
-# Chapters whose every section must prove its claims with `assert` (issue 4).
-ASSERTED = ("02_", "03_", "04_", "05_", "06_", "09_", "10_")
+# Pages whose every section must prove its claims with `assert` (issue 4): every chapter but the teachers'.
+ASSERTED = ("01_", "02_", "03_", "04_", "05_", "06_", "07_", "08_", "09_", "10_", "card", "fixes")
 
 
 def tags(cell) -> list[str]:
@@ -81,15 +89,27 @@ def promise_problems(nb) -> list[str]:
     return problems
 
 
+# CurveZMQ keys for the kernel, as the book's build gives them (book/_ext/course_links.py): no warning that
+# the kernel talks over TCP without encryption.
+ENCRYPTED = Config({"KernelManager": {"transport_encryption": "auto"}})
+
+
 def execute(nb, cwd: Path):
     """Run like the book build: in `cwd`; an error stops the run unless its cell is tagged raises-exception."""
-    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False, config=ENCRYPTED,
                    resources={"metadata": {"path": str(cwd)}}).execute()
     return nb
 
 
+def as_downloaded(path: Path) -> nbformat.NotebookNode:
+    """The page as the book's download button gives it: myst-nb's reading of the MyST file, the notebook the
+    build executes and offers (before its outputs)."""
+    return read_myst_markdown_notebook(path.read_text(encoding="utf-8"))
+
+
 def sections(nb) -> dict[str, list[str]]:
-    """Code cell sources under each `##` heading (the title's section is 'introduction')."""
+    """Code cell sources under each `##` heading (the title's section is 'introduction'). Cells hidden from
+    the web page count: they run at every build (the answers to a chapter's questions are checked there)."""
     found, current = {"introduction": []}, "introduction"
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -97,14 +117,25 @@ def sections(nb) -> dict[str, list[str]]:
                 if line.startswith("## "):
                     current = line[3:].strip()
                     found.setdefault(current, [])
-        elif "remove-cell" not in tags(cell):
+        else:
             found[current].append(cell.source)
     return found
 
 
 def has_assert(source: str) -> bool:
+    """An `assert`; a question's answer checked with `check_answer` (which asserts it); or a fix run by
+    `reveal(key, code, ...)` whose code asserts."""
     python = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
-    return any(isinstance(node, ast.Assert) for node in ast.walk(ast.parse(python)))
+    for node in ast.walk(ast.parse(python)):
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "check_answer":
+                return True
+            code = node.args[1] if node.func.id == "reveal" and len(node.args) > 1 else None
+            if isinstance(code, ast.Constant) and isinstance(code.value, str) and has_assert(code.value):
+                return True
+    return False
 
 
 def test_toc_lists_every_chapter_and_takes_every_exercise():
@@ -112,12 +143,13 @@ def test_toc_lists_every_chapter_and_takes_every_exercise():
     entries = [entry for part in toc["parts"] for entry in part["chapters"]]
     chapters = [f"chapters/{p.stem}" for p in CHAPTERS]
     references = [f"reference/{p.stem}" for p in sorted((BOOK / "reference").glob("*.md"))]
-    assert entries == [{"file": f} for f in chapters + references] + [{"glob": "exercises/*"}]
+    assert entries == ([{"file": f} for f in chapters + references] + [{"glob": "exercises/*"}]
+                       + [{"file": "after/fixes"}])
     assert (BOOK / "exercises").resolve() == EXERCISE_NOTEBOOKS.resolve(), "book/exercises must link to exercises/"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
-def test_chapter_is_a_myst_notebook_with_proved_claims(path):
+@pytest.mark.parametrize("path", EXECUTED, ids=[p.stem for p in EXECUTED])
+def test_page_is_a_myst_notebook_with_proved_claims(path):
     nb = jupytext.read(path)
     assert nb.metadata["jupytext"]["text_representation"]["format_name"] == "myst", "jupyter-book executes only these"
     assert nb.metadata["kernelspec"]["name"] == "python3"
@@ -127,10 +159,43 @@ def test_chapter_is_a_myst_notebook_with_proved_claims(path):
         assert not unproved, f"sections of {path.name} without an assert: {unproved}"
 
 
+@pytest.mark.parametrize("path", EXECUTED, ids=[p.stem for p in EXECUTED])
+def test_page_asserts_no_release(path):
+    """The course allows torch>=2.2 and is checked on 2.13: a page states a release's behaviour in words,
+    it never makes its asserts depend on `torch.__version__` (the setup cell only says which torch the course
+    was checked on, and is held to be assign's own by the test below)."""
+    for cell in jupytext.read(path).cells:
+        if cell.cell_type != "code" or cell.source == setup_cell().source:
+            continue
+        python = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(python)):
+            if isinstance(node, (ast.Assert, ast.If)):
+                assert "__version__" not in ast.unparse(node.test), f"{path.name}: {ast.unparse(node.test)}"
+
+
+@pytest.mark.parametrize("path", EXECUTED, ids=[p.stem for p in EXECUTED])
+def test_page_installs_the_course_where_it_is_missing(path):
+    """A downloaded page opened on Colab starts with the exercises' setup cell, hidden from the web page."""
+    first = next(c for c in as_downloaded(path).cells if c.cell_type == "code")
+    assert first.source == setup_cell().source, "the first code cell must be autograder.assign's setup cell"
+    assert "remove-cell" in tags(first)
+
+
+def test_the_chapters_were_listed_and_the_download_reader_reads_them():
+    assert len(CHAPTERS) == 11 and set(CHAPTERS) < set(EXECUTED)
+    nb = as_downloaded(CHAPTERS[0])
+    cell = next(c for c in nb.cells if "raises-exception" in tags(c))
+    assert cell.metadata[PROMISE]["raises"] == "RuntimeError"  # the reader keeps the cells' metadata
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
-def test_chapter_runs_and_keeps_its_promises(path):
-    nb = execute(jupytext.read(path), CHAPTER_DIR)
+@pytest.mark.parametrize("path", EXECUTED, ids=[p.stem for p in EXECUTED])
+def test_page_runs_where_it_is_downloaded_and_keeps_its_promises(path, tmp_path):
+    """The notebook the download button gives, alone in a fresh folder with the installed course: no file of
+    the repository next to it (a chapter that imported a helper from book/ failed here)."""
+    notebook = tmp_path / f"{path.stem}.ipynb"
+    nbformat.write(as_downloaded(path), notebook)
+    nb = execute(nbformat.read(notebook, as_version=4), tmp_path)
     assert not promise_problems(nb)
 
 
@@ -203,6 +268,8 @@ def site() -> Path:
     done = subprocess.run([jupyter_book(), "build", "book", "--all", "-W", "--keep-going"], cwd=ROOT,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
+    # The kernels run encrypted (book/_ext/course_links.py): ipykernel has nothing to warn about.
+    assert "without encryption" not in done.stdout + done.stderr
     return HTML
 
 
@@ -281,3 +348,94 @@ def test_the_browser_helper_reports_what_a_page_did_wrong(tmp_path):
     assert "boom" in bad.console_errors and any("undefinedFunction" in e for e in bad.page_errors)
     assert any("missing.png" in i for i in bad.broken_images) and any("example.com" in r for r in bad.failed_requests)
     assert bad.links == [base + "gone.html"] and not bad.ok
+
+
+# ----- what the pages run beside their experiments (autograder.figures, autograder.lesson, book/_ext) -----------
+
+def test_the_book_helpers_import_no_matplotlib_until_a_figure_is_drawn():
+    code = ("import sys, autograder, autograder.figures, autograder.lesson; "
+            "assert 'matplotlib' not in sys.modules, 'imported matplotlib'; "
+            "autograder.figures.draw_links([('a', ['x'])], []); assert 'matplotlib' in sys.modules")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"MPLBACKEND": "Agg"})
+    assert done.returncode == 0, done.stderr
+
+
+def test_check_answer_accepts_the_right_answer_and_refuses_a_wrong_one():
+    import torch
+
+    from autograder.lesson import check_answer
+
+    def gelu_input_written():
+        a = torch.randn(4, requires_grad=True)
+        h = a.exp()
+        out = torch.nn.functional.gelu(h)    # saves its input, h
+        h.add_(1)
+        out.sum().backward()
+
+    text = check_answer(gelu_input_written, raises=True, when="backward", tensor="output 0 of Add", found=1,
+                        expected=0)
+    assert "5 of 5 predicted parts right" in text
+    with pytest.raises(AssertionError, match="the book's answer is wrong"):
+        check_answer(gelu_input_written, raises=True, tensor="output 0 of Exp")
+    with pytest.raises(AssertionError, match="when: not judged"):
+        check_answer(lambda: None, raises=False, when="backward")   # no error: there is no "when" to judge
+    assert "1 of 1" in check_answer(lambda: None, raises=False)
+
+
+def test_live_bytes_counts_what_ops_make_until_it_is_freed():
+    import torch
+
+    from autograder.lesson import LiveBytes
+
+    made = torch.ones(256)                         # 1 kB, made before: never counted
+    with LiveBytes() as live:
+        a = made * 2                               # +1 kB
+        b = a.view(16, 16)                         # a view: a's storage, counted once
+        a.mul_(2)                                  # in place: nothing new
+        del a, b                                   # freed at the next op
+        c = made + 1                               # +1 kB, after -1 kB
+    assert live.samples == [1024, 1024, 1024, 1024] and live.peak == 1024
+    assert live.ops == ["mul.Tensor", "view.default", "mul_.Tensor", "add.Tensor"]
+    del c
+
+
+def load_extension():
+    spec = importlib.util.spec_from_file_location("course_links", BOOK / "_ext" / "course_links.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_exercise_role_finds_a_page_by_id_whatever_its_number():
+    course_links = load_extension()
+    for path in EXERCISE_NOTEBOOKS.glob("*.ipynb"):
+        exercise_id = path.stem.split("_", 1)[1]
+        assert course_links.exercise_docname(BOOK, exercise_id) == f"/exercises/{path.stem}"
+    with pytest.raises(Exception, match="no single page exercises/NN_no_such_exercise.ipynb"):
+        course_links.exercise_docname(BOOK, "no_such_exercise")
+
+
+@pytest.mark.slow
+def test_kernels_the_build_starts_do_not_warn_of_an_unencrypted_transport(capfd):
+    """The build's kernels are started by myst-nb with no configuration; the extension's setting is what
+    makes them encrypted. The same kernel without it warns (which is what this test would see)."""
+    from jupyter_client.manager import KernelManager
+
+    setting = KernelManager.class_traits().get("transport_encryption")
+    if setting is None:
+        pytest.skip("this jupyter_client has no transport encryption (nor does its ipykernel warn)")
+
+    def start_a_kernel_as_myst_nb_does() -> str:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+        NotebookClient(nb, kernel_name="python3").execute()
+        assert nb.cells[0].outputs[0].text == "42\n"
+        return capfd.readouterr().err
+
+    default = setting.default_value
+    try:
+        if "without encryption" not in start_a_kernel_as_myst_nb_does():
+            pytest.skip("this ipykernel does not warn about an unencrypted transport (it did from 7.3)")
+        load_extension().encrypt_kernel_transport(app=None)
+        assert "without encryption" not in start_a_kernel_as_myst_nb_does()
+    finally:
+        setting.default_value = default

@@ -7,10 +7,10 @@ from autograder import checks
 from autograder import trials as plan
 from autograder.evidence import Evidence, GraderError
 from autograder.exercises import EXERCISES
+from autograder.messages import INPLACE_ERROR
 from autograder.outcome import Outcome, Trial
 from autograder.probes import GRAD
 from autograder.reference_store import run_reference
-from autograder.messages import INPLACE_ERROR
 from autograder.spec import (
     PASS,
     Check,

@@ -1,5 +1,9 @@
 """Small fixes to the built pages: exercise buttons that point at the real notebooks, and two console
-errors of the theme stack (pinned by jupyter-book 1) removed.
+errors of the theme stack (pinned by jupyter-book 1) removed. Also the `{exercise}` role, and encrypted
+kernels for the chapters the build executes.
+
+`{exercise}`residual_add`` links to that exercise's page by its id, whatever its number: the pages are
+`exercises/NN_<id>.ipynb`, and a renumbering changes no chapter. An id with no page stops the build.
 
 `book/exercises` is a symlink to `exercises/` (Jupyter Book 1 only reads files under the book folder).
 The theme builds its launch, repository and download URLs from `path_to_book` + page name, which for an
@@ -10,9 +14,49 @@ Markdown chapters (Colab opens notebooks only).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from docutils import nodes
+from sphinx.errors import ExtensionError
+from sphinx.roles import XRefRole
+
 EXERCISE_DIR = "exercises/"
+
+
+def exercise_docname(srcdir: Path, exercise_id: str) -> str:
+    """`/exercises/NN_<id>` (a document name from the book's root) for an exercise id."""
+    pages = sorted(Path(srcdir, EXERCISE_DIR).glob(f"[0-9][0-9]_{exercise_id}.ipynb"))
+    if len(pages) != 1:
+        raise ExtensionError(f"{{exercise}}`{exercise_id}`: no single page exercises/NN_{exercise_id}.ipynb "
+                             f"(found {[p.name for p in pages]})")
+    return f"/{EXERCISE_DIR}{pages[0].stem}"
+
+
+class ExerciseRole(XRefRole):
+    """`{exercise}`id`` or `{exercise}`text <id>``: a link to the exercise's page, its id as the text. It is
+    resolved as `{doc}` is (the standard domain's `doc` reference), once the id is turned into the page."""
+
+    def run(self):
+        self.refdomain, self.reftype, self.classes = "std", "doc", ["xref", "std", "std-doc"]
+        return self.create_non_xref_node() if self.disabled else self.create_xref_node()
+
+    def process_link(self, env, refnode, has_explicit_title: bool, title: str, target: str) -> tuple[str, str]:
+        return (title if has_explicit_title else target), exercise_docname(Path(env.srcdir), target)
+
+
+def encrypt_kernel_transport(app) -> None:
+    """The chapters run in kernels that myst-nb starts with jupyter_client's default, `transport_encryption`
+    'disabled', and myst-nb passes no configuration to the kernel manager. ipykernel 7.3 and later then
+    warns, once per chapter, that the kernel talks over TCP without encryption. 'auto' has the manager
+    provision CurveZMQ keys for every kernel whose kernelspec declares `supported_encryption: curve`
+    (ipykernel's does): the traffic is encrypted and the kernel has nothing to warn about. Older
+    jupyter_client releases have no such setting, and older kernels no such warning."""
+    from jupyter_client.manager import KernelManager
+
+    setting = KernelManager.class_traits().get("transport_encryption")
+    if setting is not None:
+        setting.default_value = "auto"
 
 
 def _rewrite(value: Any, old: str, new: str) -> Any:
@@ -70,6 +114,8 @@ def drop_duplicate_scripts(app, pagename: str, templatename: str, context: dict,
 
 
 def setup(app):
+    encrypt_kernel_transport(app)
+    app.add_role("exercise", ExerciseRole(innernodeclass=nodes.literal, warn_dangling=True))
     app.connect("html-page-context", default_theme_mode)
     # After sphinx-book-theme (priority 500) has added its buttons.
     app.connect("html-page-context", point_exercises_at_repository, priority=900)

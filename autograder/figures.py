@@ -1,21 +1,24 @@
-"""Measurements and drawings the chapters share: the autograd graph with its saved tensors' versions,
-storage and the views onto it, version counters over time, which tensors share what, the lines a
-diagnosis points at, allocated memory sampled after every aten op, and the size of a graph. Also
-`reveal`, which runs a fix and hands its source to a collapsed block of the page.
+"""The book's figures, drawn from what the installed torch does: the autograd graph with its saved
+tensors' versions, storage and the views onto it, version counters over time, which tensors share what,
+the lines a diagnosis points at, the ways one program can end, and what the error's op clause names.
 
-Kept out of the chapters so that their cells show the experiment, not the plotting code. Everything is
-drawn from what the installed torch does when the book is built: the chapters measure, these draw.
+The chapters measure; these draw. They live in the package, not beside the chapters, so that a chapter
+downloaded from the book runs wherever the course is installed. matplotlib is imported when a figure is
+drawn, never by `import autograder`.
 """
 
 from __future__ import annotations
 
-import ctypes
-import textwrap
 from dataclasses import dataclass
+from typing import Any
 
-import matplotlib.pyplot as plt
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+
+
+def _plt() -> Any:
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 @dataclass
@@ -81,6 +84,7 @@ def draw_graph(root, saved: list[Saved], names: dict | None = None, title: str =
     A saved tensor whose current version differs from the one recorded is drawn in red: that is the
     tensor backward will refuse. `names` maps a leaf tensor to a label for its AccumulateGrad node.
     """
+    plt = _plt()
     names = names or {}
     depth = _depths(root)
     rows: dict[int, list] = {}
@@ -127,6 +131,7 @@ def storage_indices(t: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
 
 def _cells(ax, grid: torch.Tensor, colours, x0: float = 0.0, y0: float = 0.0) -> tuple[int, int]:
     """Draws `grid` (storage indices) as cells of size 1 with their top-left corner at (x0, y0)."""
+    plt = _plt()
     grid = grid.reshape(1, -1) if grid.dim() < 2 else grid.reshape(grid.shape[0], -1)
     rows, cols = grid.shape
     for r in range(rows):
@@ -141,6 +146,7 @@ def _cells(ax, grid: torch.Tensor, colours, x0: float = 0.0, y0: float = 0.0) ->
 def draw_storage(base: torch.Tensor, views: dict[str, torch.Tensor], title: str = ""):
     """The storage of `base` as a strip of numbered cells, and under it each tensor in `views` drawn in its
     own shape, every element showing (and coloured as) the storage cell it reads."""
+    plt = _plt()
     size = base.untyped_storage().nbytes() // base.element_size()
     palette = plt.get_cmap("tab20")
 
@@ -176,6 +182,7 @@ def draw_timeline(steps: list[str], versions: dict[str, list], saved: dict[str, 
     `saved` maps a row to the version an op recorded when it saved that tensor: cells of that row at any
     other version are drawn in red, the state in which backward would refuse it.
     """
+    plt = _plt()
     saved = saved or {}
     fig, ax = plt.subplots(figsize=(2.2 + 1.5 * len(steps), 1.6 + 0.55 * len(versions)))
     for r, (name, row) in enumerate(versions.items()):
@@ -221,6 +228,7 @@ def counter_groups(tensors: dict[str, torch.Tensor]) -> list[set[str]]:
 def draw_links(columns: list[tuple[str, list[str]]], links: list[tuple[tuple[int, int], tuple[int, int]]],
                title: str = ""):
     """Boxes in columns, and arrows between them: `links` are ((column, row), (column, row)) pairs."""
+    plt = _plt()
     height = max(len(items) for _, items in columns)
     fig, ax = plt.subplots(figsize=(2.9 * len(columns) + 0.6, 0.75 * height + 1.0))
     boxes = {}
@@ -247,6 +255,7 @@ def draw_links(columns: list[tuple[str, list[str]]], links: list[tuple[tuple[int
 def draw_pointers(lines: list[str], marks: dict[str, int], title: str = ""):
     """Source lines, numbered, and for each label in `marks` an arrow to the line (an index into `lines`)
     it points at: what each diagnostic names. Labels that point at one line are stacked beside it."""
+    plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 0.5 * len(lines) + 0.8))
     for i, line in enumerate(lines):
         ax.text(0.0, -i, f"{i + 1:>2}  {line}", ha="left", va="center", fontsize=9, family="monospace")
@@ -276,6 +285,7 @@ def draw_paths(rows: list[tuple[str, list[str], str, str]], title: str = ""):
     left to right, joined by arrows), and what came out, as (text, verdict) with verdict one of
     `VERDICT_COLOURS` ('error', 'wrong', 'right'), which colours the last box. The chapter measures the
     stages and the verdicts; this only lays them out."""
+    plt = _plt()
     width = max(len(stages) for _, stages, _, _ in rows) + 1
     fig, ax = plt.subplots(figsize=(1.4 + 2.0 * width, 0.3 + 0.95 * len(rows)))
     for r, (label, stages, outcome, verdict) in enumerate(rows):
@@ -299,66 +309,39 @@ def draw_paths(rows: list[tuple[str, list[str], str, str]], title: str = ""):
     return fig
 
 
-def reveal(key: str, source: str, namespace: dict) -> None:
-    """Run `source` (a fix, with the asserts that prove it) in the chapter's `namespace`, then glue its text
-    under `key` for a collapsed block (`{dropdown}` with `{glue:md}`): what the reader unfolds is exactly the
-    code that ran, and passed, when the page was built."""
-    from IPython.display import Markdown
-    from myst_nb import glue
-
-    source = textwrap.dedent(source).strip()
-    exec(compile(source, f"<{key}>", "exec"), namespace)  # noqa: S102 - the chapter's own code
-    glue(key, Markdown(f"```python\n{source}\n```"), display=False)
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
-
-
-def _malloc_in_use():
-    """Bytes the C allocator has handed out (heap and mmap), which is where torch's CPU tensors live."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallinfo2.restype = _MallInfo2
-    except (OSError, AttributeError) as error:
-        raise RuntimeError("measuring memory needs glibc >= 2.33 (mallinfo2); build the book on Linux") from error
-
-    def in_use() -> int:
-        info = libc.mallinfo2()
-        return info.uordblks + info.hblkhd
-
-    return in_use
-
-
-class MemoryTimeline(TorchDispatchMode):
-    """Allocated bytes (relative to entry), sampled after every aten op run inside the context."""
-
-    def __init__(self):
-        super().__init__()
-        self._in_use = _malloc_in_use()
-        self.samples: list[int] = []
-        self.ops: list[str] = []
-
-    def __enter__(self):
-        self._base = self._in_use()
-        return super().__enter__()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        self.samples.append(self._in_use() - self._base)
-        self.ops.append(func.__name__)
-        return out
-
-    @property
-    def peak(self) -> int:
-        return max(self.samples, default=0)
-
-
-def _warm_up() -> None:
-    # The first dispatch-mode run allocates tens of MB of one-time state; keep it out of measurements.
-    with MemoryTimeline():
-        torch.ones(2) + 1
-
-
-_warm_up()
+def draw_named(rows: list[tuple[str, list[str], int | None, str]], title: str = ""):
+    """One row per program: the life of the tensor backward refused, as boxes left to right (what made it,
+    what saved it, what wrote it), then the error's clause. `named` is the index of the box the clause
+    names (None: no box), drawn highlighted with an arrow from the clause back to it. The chapter decides
+    which box is named, from the message it caught; this only lays the rows out."""
+    plt = _plt()
+    width = max(len(stages) for _, stages, _, _ in rows) + 1
+    fig, ax = plt.subplots(figsize=(1.6 + 2.1 * width, 0.4 + 1.15 * len(rows)))
+    for r, (label, stages, named, clause) in enumerate(rows):
+        y = -1.15 * r
+        ax.text(-0.6, y, label, ha="right", va="center", fontsize=8.5, family="monospace")
+        boxes = []
+        for c, stage in enumerate(stages):
+            hit = c == named
+            boxes.append(ax.text(c, y, stage, ha="center", va="center", fontsize=7.5, family="monospace",
+                                 weight="bold" if hit else "normal",
+                                 bbox={"boxstyle": "round", "fc": "#fdebd0" if hit else "#eef3fb",
+                                       "ec": "#d35400" if hit else "0.4", "lw": 1.8 if hit else 1.0}))
+        last = ax.text(width - 1, y, clause, ha="center", va="center", fontsize=7.5, weight="bold",
+                       bbox={"boxstyle": "round", "fc": "#fde0dd", "ec": "#c0392b", "lw": 1.5})
+        for start, end in zip([*boxes, last], [*boxes, last][1:]):
+            ax.annotate("", xy=(0.0, 0.5), xycoords=end, xytext=(1.0, 0.5), textcoords=start,
+                        arrowprops={"arrowstyle": "->", "color": "0.35", "shrinkA": 3, "shrinkB": 3})
+        if named is not None:
+            ax.annotate("", xy=(0.5, 1.0), xycoords=boxes[named], xytext=(0.5, 1.0), textcoords=last,
+                        arrowprops={"arrowstyle": "->", "color": "#d35400", "lw": 1.4,
+                                    "connectionstyle": "arc3,rad=0.25", "shrinkA": 2, "shrinkB": 2})
+    ax.set_xlim(-0.7, width - 0.3)
+    ax.set_ylim(-1.15 * (len(rows) - 1) - 0.6, 1.05)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    fig.tight_layout()
+    return fig
