@@ -192,7 +192,7 @@ def test_python_that_lives_under_tmp_stays_visible(monkeypatch, tmp_path_factory
 
 
 def test_emptying_tmp_spares_python_and_removes_the_rest(tmp_path):
-    from autograder.runner.zygote import _empty
+    from autograder.runner.scratch import empty
 
     keep = tmp_path / "clone" / ".venv"
     (keep / "bin").mkdir(parents=True)
@@ -200,7 +200,7 @@ def test_emptying_tmp_spares_python_and_removes_the_rest(tmp_path):
     (tmp_path / "clone" / "left-by-job").write_text("x")
     (tmp_path / "dir-by-job" / "deep").mkdir(parents=True)
     (tmp_path / "file-by-job").write_text("x")
-    _empty(str(tmp_path), (str(keep),))
+    empty(str(tmp_path), (str(keep),))
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
         "clone", "clone/.venv", "clone/.venv/bin", "clone/.venv/bin/python"]
 
