@@ -39,10 +39,13 @@ if TYPE_CHECKING:
 
 START_TIMEOUT = 120.0
 """Seconds a fresh zygote may take to import torch and say it is ready."""
-WORKER_COPY = 256 * 1024**2
+WORKER_COPY = 128 * 1024**2
 """Bytes of its warm worker's memory a job may copy, beyond the job's own memory limit: a job shares the
 template's pages until it writes to one (Python writes to every object it touches), and the copy counts in the
-slot's cgroup. The cgroup allows what the warm worker uses, plus this, plus the job's memory."""
+slot's cgroup. The cgroup allows what the warm worker uses, plus this, plus the job's memory. An honest job
+of any exercise copies 12 to 24 MiB (measured on the solutions, torch 2.13)."""
+WORKER_OPTIONS: list[str] = []
+"""More options for every worker (zygote.py's); the tests set `--shared-namespaces` here."""
 NOT_ISOLATED = ("jobs share their worker's namespaces (this kernel lets no unprivileged process make a user "
                 "namespace): a job can signal or lower the limits of its worker, and reach the System V shared "
                 "memory of the jobs after it")
@@ -118,16 +121,17 @@ class Slot:
         self.stop()
         if self.cgroup is not None:
             self.cgroup.unbound_memory()  # until the fresh worker is warm: its baseline is measured then
-        warm = ["--exercises", ",".join(self.exercises)] if self.exercises is not None else []
+        options = ["--exercises", ",".join(self.exercises)] if self.exercises is not None else []
+        options += WORKER_OPTIONS
         if self.sandboxed:
             inner = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", SCRATCH]
-            command = bwrap_command(inner + (["--drop-root"] if as_root() else []) + warm, self.limits.scratch)
+            command = bwrap_command(inner + (["--drop-root"] if as_root() else []) + options, self.limits.scratch)
             env = None
         else:
             self.scratch = tempfile.mkdtemp(prefix=f"autograder-slot-{self.index}-")
             if self.run_as is not None:
                 os.chown(self.scratch, *self.run_as)
-            command = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", self.scratch, *warm]
+            command = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", self.scratch, *options]
             env = plain_env(Path(self.scratch))
         group, run_as = self.cgroup, self.run_as
 

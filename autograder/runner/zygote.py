@@ -1,6 +1,7 @@
 """A warm worker: torch imported once, then one fork per job, so a job costs its own compute. Started inside
-the sandbox (sandbox.py) as `python -I -m autograder.runner.zygote SCRATCH [--drop-root] [--exercises ID,ID]`
-(the exercises it grades, whose needs it warms: all by default), so no writable folder is on `sys.path`.
+the sandbox (sandbox.py) as `python -I -m autograder.runner.zygote SCRATCH [--drop-root] [--exercises ID,ID]
+[--shared-namespaces]` (the exercises it grades, whose needs it warms: all by default), so no writable folder
+is on `sys.path`.
 
 It is three kinds of process, and the one that forks jobs never holds anything of one:
 - the relay (relay.py), the process bubblewrap starts: it talks to the grader on stdin/stdout (the protocol
@@ -15,9 +16,9 @@ It is three kinds of process, and the one that forks jobs never holds anything o
 - the job's process: enters a user namespace of its own, reads its job and token from its pipe, applies
   the limits, drops every capability, then runs worker.py under guard.py.
 
-Where the kernel refuses those namespaces (no unprivileged user namespaces), jobs are forked in the worker's
-own namespaces and the ready line says "isolated": false; the pool warns (see the README for what then
-does not hold).
+Where the kernel refuses those namespaces (no unprivileged user namespaces), or `--shared-namespaces` asks
+for that (to test that case), jobs are forked in the worker's own namespaces and the ready line says
+"isolated": false; the pool warns (see the README for what then does not hold).
 """
 
 from __future__ import annotations
@@ -369,9 +370,10 @@ def main(argv: list[str]) -> None:
         _drop_root()
     isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)  # a killed grader takes its workers with it
     isolation.prctl(isolation.PR_SET_DUMPABLE, 0)  # nobody of the same user may trace it or read its memory
+    isolated = "--shared-namespaces" not in argv[1:]
     try:
-        isolation.unshare(isolation.CLONE_NEWUSER | JOB_NAMESPACES)  # the template becomes PID 1 of the new one
-        isolated = True
+        if isolated:
+            isolation.unshare(isolation.CLONE_NEWUSER | JOB_NAMESPACES)  # the template: PID 1 of the new one
     except OSError:
         isolated = False
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
