@@ -262,7 +262,7 @@ class Seal:
         box: list[Call] = []
         thread = threading.Thread(target=self._into, args=(box, self._call, steps.send, sent), name="answer",
                                   daemon=True)
-        for wait in THREAD_RETRIES:  # where the job may have one thread besides this one (zygote.JOB_TASKS), the
+        for wait in THREAD_RETRIES:  # where the job may have one thread besides this one (job.JOB_TASKS), the
             try:  # last step's thread may not quite have ended when join() returns
                 thread.start()
                 break

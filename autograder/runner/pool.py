@@ -200,7 +200,7 @@ class Slot:
         hidden = encode_inputs({k: v for k, v in job.inputs.items() if k in job.hidden}) if job.hidden else b""
         limits = self.limits
         # Where the slot's cgroup bounds the job's processes and memory, RLIMIT_NPROC is not needed (None);
-        # otherwise the worker keeps the job from forking, where it can (zygote.JOB_TASKS).
+        # otherwise the worker keeps the job from forking, where it can (job.JOB_TASKS).
         request = {"job": len(payload), "hidden": len(hidden), "token": token, "timeout": job.timeout,
                    "memory": limits.memory, "processes": None if self.memory_bounded else limits.processes,
                    "file_size": limits.file_size, "output": limits.output, "report": limits.report}

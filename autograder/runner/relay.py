@@ -118,7 +118,10 @@ def _collect(job: _Job, timeout: float, control: socket.socket) -> tuple[str, in
         left = deadline - time.monotonic()
         if left <= 0:
             timed_out = True
-            signal.pidfd_send_signal(job.pidfd, signal.SIGKILL)
+            try:
+                signal.pidfd_send_signal(job.pidfd, signal.SIGKILL)
+            except ProcessLookupError:  # it ended just now
+                pass
             break
         readable, writable, _ = select.select([job.pidfd, *job.open], job.writing(), [], left)
         for fd in readable:
