@@ -235,8 +235,8 @@ class Slot:
         seconds = time.perf_counter() - start
         if exchanged is None:  # the worker died or hung (out of memory, say)
             self.stop()
-            return RunReport(Status.CRASHED, "the worker running your code was killed (did your code use up all "
-                             "memory?)", seconds=seconds)
+            return RunReport(status=Status.CRASHED, seconds=seconds,
+                             detail="the worker running your code was killed (did your code use up all memory?)")
         answer, signed, printed = exchanged
         if answer.get("clean") is not True:  # a job left what the worker could not remove: start afresh
             self.stop()
@@ -254,18 +254,18 @@ def _verdict(answer: dict, signed: bytes, token: bytes, job: Job) -> RunReport:
     from .wire import WireError
 
     if answer.get("status") == "timed_out":
-        return RunReport(Status.TIMED_OUT, f"stopped after {job.timeout:g} s (an infinite loop?)")
+        return RunReport(status=Status.TIMED_OUT, detail=f"stopped after {job.timeout:g} s (an infinite loop?)")
     if answer.get("report_cut"):
-        return RunReport(Status.CRASHED, "your code's observations were too large to send back")
+        return RunReport(status=Status.CRASHED, detail="your code's observations were too large to send back")
     if not signed:
-        return RunReport(Status.CRASHED, _crash_detail(answer, "it sent no report"))
+        return RunReport(status=Status.CRASHED, detail=_crash_detail(answer, "it sent no report"))
     if not hmac.compare_digest(signed[:len(token)], token):
-        return RunReport(Status.CRASHED, "the report did not come from the grader's harness: your code wrote on "
-                         "the grader's report channel, or ended the process before the harness could report")
+        return RunReport(status=Status.CRASHED, detail="the report did not come from the grader's harness: your code "
+                         "wrote on the grader's report channel, or ended the process before the harness could report")
     try:
         return _decode(signed[len(token):], job)
     except WireError as e:
-        return RunReport(Status.CRASHED, _crash_detail(answer, str(e)))
+        return RunReport(status=Status.CRASHED, detail=_crash_detail(answer, str(e)))
 
 
 def _decode(data: bytes, job: Job) -> RunReport:
@@ -389,8 +389,8 @@ class WarmPool:
                 self._free.put(s)
             self._started = True
             if not all(s.isolated for s in self._slots):
-                self.warning = f"{self.warning} Also, " if self.warning else ""
-                self.warning += NOT_ISOLATED[0].upper() + NOT_ISOLATED[1:] + "."
+                self.warning = f"{self.warning} Also, {NOT_ISOLATED}." if self.warning else \
+                    f"{NOT_ISOLATED[0].upper()}{NOT_ISOLATED[1:]}."
 
     def run(self, job: Job) -> RunReport:
         self.ready()

@@ -190,10 +190,10 @@ def _run(request: dict, job: bytes, hidden: bytes, control: socket.socket) -> di
         return None
     status, code, sig = ended
     report, out = running.data[running.report], running.data[running.out]
-    return {"head": {"status": status, "code": code, "signal": sig, "report": len(report),
-                     "report_cut": running.cut[running.report], "stdout": len(out), "stdout_cut": running.cut[running.out],
-                     "public_stdout": running.printed_before_hidden(), "hidden_sent": running.public_stdout is not None},
-            "payloads": [bytes(report), bytes(out)]}
+    head = {"status": status, "code": code, "signal": sig, "report": len(report),
+            "report_cut": running.cut[running.report], "stdout": len(out), "stdout_cut": running.cut[running.out],
+            "public_stdout": running.printed_before_hidden(), "hidden_sent": running.public_stdout is not None}
+    return {"head": head, "payloads": [bytes(report), bytes(out)]}
 
 
 def serve(control: socket.socket, scratch: str) -> None:
