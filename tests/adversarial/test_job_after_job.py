@@ -269,6 +269,32 @@ for sig in (signal.SIGSTOP, signal.SIGKILL):
                 pass
 print("SIGNALLED", done)
 '''
+TRACE = '''
+import subprocess, sys
+CODE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+done = []
+for pid in {int(p) for p in os.listdir("/proc") if p.isdigit()} | {os.getppid()}:
+    if pid in (0, os.getpid()):
+        continue
+    if libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH
+        done.append(("traced", pid))
+        libc.ptrace(17, pid, 0, 0)
+    try:
+        with open(f"/proc/{pid}/mem", "rb") as mem:
+            done.append(("opened memory", pid))
+    except OSError:
+        pass
+print("REACHED", done)
+"""
+done = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True)
+print(done.stdout, done.stderr[-500:])
+import os
+root = os.open("/", os.O_RDONLY)
+status = os.read(os.open("proc/self/status", os.O_RDONLY, dir_fd=root), 1 << 16).decode()
+print("OWN", [line.replace("\\t", " ") for line in status.splitlines() if line.startswith(("Cap", "NoNewPrivs"))])
+'''
 FORKS = '''
 import os, select, time
 size = 800 * 2**20
@@ -330,7 +356,7 @@ def reached(pool, tmp_path_factory):
     before = _slot_processes(pool)
     marker = uuid.uuid4().hex
     files = {"limits.py": LIMITS + SOLUTION, "honest_after_limits.py": SOLUTION,
-             "signals.py": SIGNALS + SOLUTION, "honest_after_signals.py": SOLUTION,
+             "signals.py": SIGNALS + SOLUTION, "honest_after_signals.py": SOLUTION, "trace.py": TRACE + SOLUTION,
              "shm_create.py": SHM.replace("MARK", marker).replace("ARG", "create") + SOLUTION,
              "shm_find.py": SHM.replace("ARG", "find") + SOLUTION,
              "forks.py": FORKS + SOLUTION, "honest_after_forks.py": SOLUTION}
@@ -352,6 +378,21 @@ def test_a_job_cannot_stop_or_kill_its_worker(reached):
     for pid in before:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         assert state != "T", f"process {pid} of the worker is stopped"
+
+
+def test_a_job_cannot_trace_any_process_it_can_see_nor_open_its_memory(reached):
+    """Not even its own namespace's init, nor its own parent: they are in another user namespace, or not
+    dumpable (native code, in a process of its own, outside the guard's reach)."""
+    results, _, _, _ = reached
+    assert "REACHED []" in results["trace.py"]["stdout"], results["trace.py"]["stdout"]
+
+
+def test_a_job_holds_no_capability_and_can_gain_none(reached):
+    results, _, _, _ = reached
+    line = next(line for line in results["trace.py"]["stdout"].splitlines() if line.startswith("OWN"))
+    fields = dict(entry.split() for entry in json.loads(line[4:].replace("'", '"')))
+    assert fields == {"CapInh:": "0" * 16, "CapPrm:": "0" * 16, "CapEff:": "0" * 16, "CapBnd:": "0" * 16,
+                      "CapAmb:": "0" * 16, "NoNewPrivs:": "1"}, line
 
 
 @needs_sandbox
