@@ -192,7 +192,7 @@ def test_python_that_lives_under_tmp_stays_visible(monkeypatch, tmp_path_factory
 
 
 def test_emptying_tmp_spares_python_and_removes_the_rest(tmp_path):
-    from autograder.runner.zygote import _empty
+    from autograder.runner.scratch import empty
 
     keep = tmp_path / "clone" / ".venv"
     (keep / "bin").mkdir(parents=True)
@@ -200,7 +200,7 @@ def test_emptying_tmp_spares_python_and_removes_the_rest(tmp_path):
     (tmp_path / "clone" / "left-by-job").write_text("x")
     (tmp_path / "dir-by-job" / "deep").mkdir(parents=True)
     (tmp_path / "file-by-job").write_text("x")
-    _empty(str(tmp_path), (str(keep),))
+    empty(str(tmp_path), (str(keep),))
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
         "clone", "clone/.venv", "clone/.venv/bin", "clone/.venv/bin/python"]
 
@@ -243,3 +243,49 @@ def test_a_worker_takes_one_malloc_arena():
     probe = "from autograder.runner.zygote import one_malloc_arena; print(one_malloc_arena())"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "True", done.stderr[-2000:]
+
+
+def _fake_gpu_machine(root):
+    """A /dev with an NVIDIA GPU's device files (plain files will do for bind mounts) and a driver library
+    outside /usr."""
+    dev = root / "dev"
+    (dev / "nvidia-caps").mkdir(parents=True)
+    for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "null"):
+        (dev / name).write_text(name)
+    driver = root / "opt" / "nvidia" / "lib"
+    driver.mkdir(parents=True)
+    (driver / "libcuda.so.1").write_text("not really")
+    return dev, ["/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", str(driver / "libcuda.so.1")]
+
+
+def test_the_sandbox_shows_an_nvidia_gpu_where_the_machine_has_one(tmp_path):
+    from autograder.runner.sandbox import gpu_binds
+
+    dev, libraries = _fake_gpu_machine(tmp_path)
+    args = gpu_binds(dev, libraries)
+    devices = {(args[i + 1], args[i + 2]) for i, a in enumerate(args) if a == "--dev-bind"}
+    assert devices == {(str(dev / n), f"/dev/{n}") for n in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm",
+                                                             "nvidia-uvm-tools", "nvidia-modeset", "nvidia-caps")}
+    folder = str(tmp_path / "opt" / "nvidia" / "lib")
+    assert ["--ro-bind", folder, folder] == args[-3:]  # the library outside /usr; the one under /usr is shown already
+    assert not any("x86_64-linux-gnu" in a for a in args)
+    assert gpu_binds(tmp_path / "no-gpu", libraries) == []  # no /dev/nvidiactl: nothing to show
+
+
+@needs_bwrap
+def test_a_gpus_files_reach_the_sandboxed_worker(tmp_path, monkeypatch):
+    """The same arguments in a real sandbox: the device files after bubblewrap's own /dev (not hidden by it),
+    the driver's folder read-only."""
+    from autograder.runner import sandbox
+
+    dev, libraries = _fake_gpu_machine(tmp_path)
+    real = sandbox.gpu_binds
+    monkeypatch.setattr(sandbox, "gpu_binds", lambda: real(dev, libraries))
+    driver = tmp_path / "opt" / "nvidia" / "lib"
+    look = (f"import os; print(sorted(n for n in os.listdir('/dev') if n.startswith('nvidia'))); "
+            f"print(open('/dev/nvidiactl').read(), os.listdir({str(driver)!r}), os.access({str(driver)!r}, os.W_OK))")
+    done = subprocess.run(sandbox.bwrap_command([sys.executable, "-c", look], 1024**2), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "['nvidia-caps', 'nvidia-modeset', 'nvidia-uvm', 'nvidia-uvm-tools', 'nvidia0', 'nvidia1', 'nvidiactl']",
+        "nvidiactl ['libcuda.so.1'] False"]

@@ -1,11 +1,16 @@
-"""The wire: what a worker sends comes back as plain values, and a forged or broken frame is refused."""
+"""The wire: what a worker sends comes back as plain values, and a forged or broken frame is refused; the
+framing of the worker's pipes reads exactly what it is told."""
 
 import json
+import os
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from autograder.outcome import ErrorInfo, Outcome, RunReport, Trial
+from autograder.runner.fdio import frame, read_exactly, read_frame, split_frame
 from autograder.runner.wire import (
     MAGIC,
     WireError,
@@ -88,3 +93,34 @@ def test_pickles_are_not_read():
     text = json.dumps({}).encode()
     with pytest.raises(WireError):
         decode_report(MAGIC + len(text).to_bytes(4, "little") + text + buffer.getvalue(), TRIALS)
+
+
+@given(st.binary(max_size=4096), st.binary(max_size=64))
+def test_a_frame_holds_its_bytes_and_nothing_after_them(data, after):
+    """The one framing of the worker's pipes (fdio): a length, then the bytes; what follows is left alone."""
+    assert split_frame(frame(data) + after) == (data, after)
+    read, write = os.pipe()
+    try:
+        os.write(write, frame(data) + after)
+        assert read_frame(read, len(data)) == data
+        assert read_exactly(read, len(after)) == after  # not one byte more was read
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def test_frames_too_long_or_cut_short_are_refused():
+    read, write = os.pipe()
+    try:
+        os.write(write, frame(b"x" * 10))
+        assert read_frame(read, 9) is None  # over the limit: refused before its bytes are read
+        assert read_exactly(read, 10) == b"x" * 10
+        os.write(write, frame(b"abc")[:-1])
+        os.close(write)
+        write = None
+        assert read_frame(read, 100) is None  # the pipe ends first
+    finally:
+        os.close(read)
+        if write is not None:
+            os.close(write)
+    assert split_frame(frame(b"abc")[:-1]) is None and split_frame(b"\x01") is None

@@ -27,7 +27,7 @@ class Job:
 
     def phases(self) -> tuple[tuple[Trial, ...], tuple[Trial, ...]]:
         """The trials on public inputs, then those on hidden ones."""
-        hidden = tuple(t for t in self.trials if f"{t.scenario}/{t.dtype}" in self.hidden)
+        hidden = tuple(t for t in self.trials if t.input_key in self.hidden)
         return tuple(t for t in self.trials if t not in hidden), hidden
 
 

@@ -1,44 +1,122 @@
-"""A pids cgroup per pool slot, where this process may make one: the fork-storm stop that works for
-root too (RLIMIT_NPROC does not bind root, nor a sandbox whose user maps to root)."""
+"""A pool slot's cgroups, where this process may make them (as root): a pids limit, the fork-storm stop that
+works for root too (RLIMIT_NPROC does not bind root, nor a sandbox whose user maps to root), and a memory
+limit on the worker's whole tree, so that a job's processes together stay within the job's memory. cgroup
+v2, or v1's separate pids and memory hierarchies. The root is a parameter, so a test can hand a fake tree."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-V2 = Path("/sys/fs/cgroup")
-V1 = Path("/sys/fs/cgroup/pids")
+ROOT = Path("/sys/fs/cgroup")
+GROUP = "autograder"
 
 
-def make_pids_cgroup(name: str, max_pids: int) -> Path | None:
-    """A fresh cgroup limited to max_pids tasks, or None where cgroups cannot be written."""
-    if (V2 / "cgroup.controllers").exists():
-        base = V2
-    elif (V1 / "cgroup.procs").exists():
-        base = V1
-    else:
-        return None
-    path = base / "autograder" / name
-    _remove_stale(base / "autograder")
+@dataclass(frozen=True)
+class SlotCgroup:
+    """The folders that hold a slot's limits (one for both in v2; two in v1); `memory` None where the memory
+    controller is not to be had."""
+
+    pids: Path
+    memory: Path | None
+    v2: bool
+
+    @property
+    def folders(self) -> list[Path]:
+        return list(dict.fromkeys(p for p in (self.pids, self.memory) if p is not None))
+
+    def enter(self) -> None:
+        """Moves the calling process into the slot's cgroups (for a preexec_fn: children inherit them)."""
+        for folder in self.folders:
+            with open(folder / "cgroup.procs", "w") as f:
+                f.write(str(os.getpid()))
+
+    def unbound_memory(self) -> None:
+        """No memory limit (before a worker starts: its baseline is measured once it is warm)."""
+        if self.memory is not None:
+            self._set_memory("max" if self.v2 else "-1")
+
+    def bound_memory(self, beyond: int) -> bool:
+        """Limits the slot to what it uses now (the warm worker) plus `beyond` bytes; False where it could not."""
+        if self.memory is None:
+            return False
+        try:
+            usage = int((self.memory / ("memory.current" if self.v2 else "memory.usage_in_bytes")).read_text())
+            self._set_memory(str(usage + beyond))
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def _set_memory(self, value: str) -> None:
+        if self.v2:
+            (self.memory / "memory.max").write_text(value)
+            swap = self.memory / "memory.swap.max"
+            if swap.exists():
+                swap.write_text("0")
+            return
+        memsw = self.memory / "memory.memsw.limit_in_bytes"  # with swap accounting: at least the memory limit
+        order = ["memory.limit_in_bytes", memsw.name]
+        if memsw.exists() and value == "-1":
+            order.reverse()  # raising: memory and swap first
+        for name in order:
+            if name == memsw.name and not memsw.exists():
+                continue
+            (self.memory / name).write_text(value)
+
+    def remove(self) -> None:
+        for folder in self.folders:
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+
+
+def make(name: str, max_pids: int, root: Path = ROOT) -> SlotCgroup | None:
+    """Fresh cgroups for one slot, limited to max_pids tasks (memory: see bound_memory), or None where cgroups
+    cannot be written."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        (path / "pids.max").write_text(str(max_pids))
+        if (root / "cgroup.controllers").exists():
+            return _make_v2(root, name, max_pids)
+        if (root / "pids" / "cgroup.procs").exists():
+            return _make_v1(root, name, max_pids)
     except OSError:
         return None
-    return path
+    return None
 
 
-def enter(path: Path) -> None:
-    """Moves the calling process into the cgroup (for a preexec_fn: children inherit it)."""
-    with open(path / "cgroup.procs", "w") as f:
-        f.write(str(os.getpid()))
+def _make_v2(root: Path, name: str, max_pids: int) -> SlotCgroup | None:
+    available = (root / "cgroup.controllers").read_text().split()
+    wanted = [c for c in ("pids", "memory") if c in available]
+    if "pids" not in wanted:
+        return None
+    base = root / GROUP
+    _remove_stale(base)
+    base.mkdir(exist_ok=True)
+    for folder in (root, base):  # controllers reach a cgroup only where every parent passes them on
+        (folder / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
+    path = base / name
+    path.mkdir(exist_ok=True)
+    (path / "pids.max").write_text(str(max_pids))
+    return SlotCgroup(path, path if "memory" in wanted else None, True)
 
 
-def remove(path: Path) -> None:
-    try:
-        path.rmdir()
-    except OSError:
-        pass
+def _make_v1(root: Path, name: str, max_pids: int) -> SlotCgroup | None:
+    found = {}
+    for controller in ("pids", "memory"):
+        if not (root / controller / "cgroup.procs").exists():
+            continue
+        base = root / controller / GROUP
+        _remove_stale(base)
+        try:
+            (base / name).mkdir(parents=True, exist_ok=True)
+        except OSError:
+            if controller == "pids":
+                raise
+            continue
+        found[controller] = base / name
+    (found["pids"] / "pids.max").write_text(str(max_pids))
+    return SlotCgroup(found["pids"], found.get("memory"), False)
 
 
 def _remove_stale(parent: Path) -> None:
@@ -47,5 +125,8 @@ def _remove_stale(parent: Path) -> None:
         return
     for child in parent.iterdir():
         owner = child.name.split("-")[0]
-        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
-            remove(child)
+        if child.is_dir() and owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            try:
+                child.rmdir()
+            except OSError:
+                pass

@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from itertools import repeat
 from operator import attrgetter, is_
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..call import Call
 from ..outcome import RunReport
 from . import wire
-from .fdio import read_exactly
+from .fdio import frame, read_frame
 
 if TYPE_CHECKING:
     from ..harness import Steps
@@ -265,6 +266,8 @@ class Fds(NamedTuple):
 
 
 MAX_HIDDEN_BYTES = 512 * 1024**2
+THREAD_RETRIES = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
+"""Seconds to wait before trying again to start a step's thread, where the kernel refused one."""
 
 
 class Seal:
@@ -281,8 +284,10 @@ class Seal:
         self._token = token
         self._fds = fds
         self._read = os.read
-        self._read_exactly = read_exactly
+        self._read_frame = read_frame
+        self._frame = frame
         self._write = os.write
+        self._sleep = time.sleep
         self._exit = os._exit
         self._encode = wire.encode_report
         self._decode_inputs = wire.decode_inputs
@@ -307,7 +312,14 @@ class Seal:
         box: list[Call] = []
         thread = threading.Thread(target=self._into, args=(box, self._call, steps.send, sent), name="answer",
                                   daemon=True)
-        thread.start()
+        for wait in THREAD_RETRIES:  # where the job may have one thread besides this one (job.JOB_TASKS), the
+            try:  # last step's thread may not quite have ended when join() returns
+                thread.start()
+                break
+            except RuntimeError:
+                self._sleep(wait)
+        else:
+            return None
         thread.join()
         return box[0] if box else None
 
@@ -345,7 +357,7 @@ class Seal:
                     break
         if problem is not None:
             frames = [self._tamper_frame(problem)]
-        self.send(len(frames[0]).to_bytes(8, "little") + b"".join(frames))  # the first frame's length, then all
+        self.send(self._frame(frames[0]) + b"".join(frames[1:]))  # the first frame with its length, then the rest
 
     def _problem(self, call: Call | None, threads_before: int, deep: bool) -> str | None:
         """Why the step that made `call` cannot be trusted, or None (`deep`: the end of a phase, where the
@@ -366,15 +378,10 @@ class Seal:
         """Asks the zygote for the hidden inputs and reads them: None if the pipe was tampered with."""
         try:
             self._write(self._fds.request, b"H")
-            head = self._exactly(8)
-            size = int.from_bytes(head, "little") if head is not None else -1
-            frame = self._exactly(size) if 0 <= size <= MAX_HIDDEN_BYTES else None
-            return None if frame is None else self._decode_inputs(frame)
+            inputs = self._read_frame(self._fds.hidden, MAX_HIDDEN_BYTES, self._read)
+            return None if inputs is None else self._decode_inputs(inputs)
         except (OSError, wire.WireError, ValueError, KeyError):
             return None
-
-    def _exactly(self, n: int) -> bytes | None:
-        return self._read_exactly(self._fds.hidden, n, self._read)
 
     def send(self, frame: bytes) -> None:
         data = memoryview(self._token + frame)

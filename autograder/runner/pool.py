@@ -1,10 +1,12 @@
 """A pool of warm, sandboxed workers: the fast, safe Runner for grading a class.
 
-Each slot is one zygote (zygote.py) in its own bubblewrap sandbox, with torch already imported; a job
-is a fork of it. The grader sends the job down the zygote's stdin with a fresh random token, waits with
-a watchdog, and reads back, with bounds, the report that the job signed with that token (guard.py) and
-what it printed. No file of the sandbox is ever read. A slot whose zygote dies (killed by a job, say),
-or that a job left dirty, is replaced by a fresh one; the job that did it gets its own verdict.
+Each slot is one warm worker (zygote.py) in its own bubblewrap sandbox, with torch already imported; a job
+is a fork of its template, which never held a job. The grader sends the job down the worker's stdin with a
+fresh random token, waits with a watchdog, and reads back, with bounds, the report that the job signed with
+that token (guard.py) and what it printed. No file of the sandbox is ever read. A slot whose worker dies, or
+that a job left dirty, is replaced by a fresh one; the job that did it gets its own verdict. Where the grader
+may make cgroups (as root), a slot's cgroup bounds its processes and its memory: once the worker is warm, it
+may grow by a job's memory and no more, whatever the job's processes.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..status import Status
 from . import Job, cgroup
+from .fdio import frame, split_frame
 from .limits import Limits
 from .sandbox import SCRATCH, as_root, bwrap_command, bwrap_problem, plain_env
 
@@ -36,8 +39,18 @@ if TYPE_CHECKING:
 
 START_TIMEOUT = 120.0
 """Seconds a fresh zygote may take to import torch and say it is ready."""
+WORKER_COPY = 128 * 1024**2
+"""Bytes of its warm worker's memory a job may copy, beyond the job's own memory limit: a job shares the
+template's pages until it writes to one (Python writes to every object it touches), and the copy counts in the
+slot's cgroup. The cgroup allows what the warm worker uses, plus this, plus the job's memory. An honest job
+of any exercise copies 12 to 24 MiB (measured on the solutions, torch 2.13)."""
+WORKER_OPTIONS: list[str] = []
+"""More options for every worker (zygote.py's); the tests set `--shared-namespaces` here."""
+NOT_ISOLATED = ("jobs share their worker's namespaces (this kernel lets no unprivileged process make a user "
+                "namespace): a job can signal or lower the limits of its worker, and reach the System V shared "
+                "memory of the jobs after it")
 WATCHDOG_GRACE = 15.0
-"""Seconds past a job's timeout before the grader stops waiting for the zygote's answer."""
+"""Seconds past a job's timeout before the grader stops waiting for the worker's answer."""
 
 
 class PoolError(Exception):
@@ -94,34 +107,38 @@ class Slot:
         self.channel: _Channel | None = None
         self.scratch: str | None = None  # unsandboxed only: the worker's /tmp, a fresh folder per start
         self.ready = False
-        self.cgroup = cgroup.make_pids_cgroup(f"{os.getpid()}-{index}", limits.processes)
-        self.jobs = 0
+        self.isolated = False  # whether each job gets namespaces of its own (the worker says so when ready)
+        self.cgroup = cgroup.make(f"{os.getpid()}-{index}", limits.processes)
+        self.memory_bounded = False  # whether the slot's cgroup bounds a job's memory, all its processes together
 
     def start(self) -> None:
         self.launch()
         self.await_ready()
 
     def launch(self) -> None:
-        """Starts a fresh zygote without waiting for it (it imports torch: seconds). Isolated (`-I`: no
+        """Starts a fresh worker without waiting for it (it imports torch: seconds). Isolated (`-I`: no
         writable folder on its sys.path), in a read-only working folder, with nothing of an earlier one."""
         self.stop()
-        warm = ["--exercises", ",".join(self.exercises)] if self.exercises is not None else []
+        if self.cgroup is not None:
+            self.cgroup.unbound_memory()  # until the fresh worker is warm: its baseline is measured then
+        options = ["--exercises", ",".join(self.exercises)] if self.exercises is not None else []
+        options += WORKER_OPTIONS
         if self.sandboxed:
             inner = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", SCRATCH]
-            command = bwrap_command(inner + (["--drop-root"] if as_root() else []) + warm, self.limits.scratch)
+            command = bwrap_command(inner + (["--drop-root"] if as_root() else []) + options, self.limits.scratch)
             env = None
         else:
             self.scratch = tempfile.mkdtemp(prefix=f"autograder-slot-{self.index}-")
             if self.run_as is not None:
                 os.chown(self.scratch, *self.run_as)
-            command = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", self.scratch, *warm]
+            command = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", self.scratch, *options]
             env = plain_env(Path(self.scratch))
         group, run_as = self.cgroup, self.run_as
 
         def preexec() -> None:
             os.setsid()
             if group is not None:
-                cgroup.enter(group)
+                group.enter()
             if run_as is not None:  # for good: no way back to the grader's user
                 os.setgroups([])
                 os.setgid(run_as[1])
@@ -137,17 +154,21 @@ class Slot:
         self.ready = False
 
     def await_ready(self) -> None:
-        """Waits for the launched zygote to say it is ready; PoolError if it does not."""
+        """Waits for the launched worker to say it is ready, then bounds the slot's memory from there; PoolError
+        if it does not."""
         if self.ready:
             return
         hello = self.channel.line(START_TIMEOUT) if self.channel is not None else None
         try:
-            ready = hello is not None and json.loads(hello).get("ready") is True
+            said = json.loads(hello) if hello is not None else None
         except ValueError:
-            ready = False
-        if not ready:
+            said = None
+        if not isinstance(said, dict) or said.get("ready") is not True:
             self.stop()
             raise PoolError(f"worker slot {self.index} did not start")
+        self.isolated = said.get("isolated") is True
+        if self.cgroup is not None:
+            self.memory_bounded = self.cgroup.bound_memory(self.limits.memory + WORKER_COPY)
         self.ready = True
 
     def stop(self) -> None:
@@ -169,24 +190,22 @@ class Slot:
     def close(self) -> None:
         self.stop()
         if self.cgroup is not None:
-            cgroup.remove(self.cgroup)
+            self.cgroup.remove()
 
     def _exchange(self, job: Job, token: str) -> tuple[dict, bytes, bytes] | None:
-        """Sends the job; the zygote's answer, the report and the printed output, or None if it died or hung."""
+        """Sends the job; the worker's answer, the report and the printed output, or None if it died or hung."""
         from .wire import encode_inputs, encode_job
 
         payload = encode_job(job.exercise, job.code, job.trials, job.inputs, job.hidden)
         hidden = encode_inputs({k: v for k, v in job.inputs.items() if k in job.hidden}) if job.hidden else b""
         limits = self.limits
-        # Where the slot's pids cgroup bounds the job, RLIMIT_NPROC is not needed, and would count every
-        # process of the sandbox's host user (all slots' workers are "nobody" when the grader is root).
-        processes = 1 << 20 if self.cgroup is not None else limits.processes
+        # Where the slot's cgroup bounds the job's processes and memory, RLIMIT_NPROC is not needed (None);
+        # otherwise the worker keeps the job from forking, where it can (job.JOB_TASKS).
         request = {"job": len(payload), "hidden": len(hidden), "token": token, "timeout": job.timeout,
-                   "memory": limits.memory, "processes": processes, "file_size": limits.file_size,
-                   "output": limits.output, "report": limits.report}
-        head = json.dumps(request).encode()
+                   "memory": limits.memory, "processes": None if self.memory_bounded else limits.processes,
+                   "file_size": limits.file_size, "output": limits.output, "report": limits.report}
         try:
-            self.proc.stdin.write(len(head).to_bytes(8, "little") + head + payload + hidden)
+            self.proc.stdin.write(frame(json.dumps(request).encode()) + payload + hidden)
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return None
@@ -204,47 +223,50 @@ class Slot:
         return head, body[:sizes[0]], body[sizes[0]:]
 
     def run(self, job: Job) -> RunReport:
+        from dataclasses import replace
+
         from ..outcome import RunReport
-        from .wire import WireError
 
         if self.proc is None or self.proc.poll() is not None:
             self.start()
-        self.jobs += 1
         token = secrets.token_bytes(32)
         start = time.perf_counter()
         exchanged = self._exchange(job, token.hex())
         seconds = time.perf_counter() - start
-        if exchanged is None:  # the zygote died or hung: a job killed it, or it was out of memory
+        if exchanged is None:  # the worker died or hung (out of memory, say)
             self.stop()
-            return RunReport(Status.CRASHED, "the worker running your code was killed (did your code kill its "
-                             "parent process, or use up all memory?)", seconds=seconds)
-        answer, frame, printed = exchanged
-        if answer.get("clean") is not True:  # a job left what the zygote could not remove: start afresh
+            return RunReport(status=Status.CRASHED, seconds=seconds,
+                             detail="the worker running your code was killed (did your code use up all memory?)")
+        answer, signed, printed = exchanged
+        if answer.get("clean") is not True:  # a job left what the worker could not remove: start afresh
             self.stop()
         stdout = printed.decode("utf-8", "replace") + ("\n[output cut]" if answer.get("stdout_cut") else "")
         split = answer.get("public_stdout")
         public = printed[:split].decode("utf-8", "replace") if isinstance(split, int) and split >= 0 else None
-        if answer.get("status") == "timed_out":
-            return RunReport(Status.TIMED_OUT, f"stopped after {job.timeout:g} s (an infinite loop?)", stdout=stdout,
-                             seconds=seconds, public_stdout=public)
-        if answer.get("report_cut"):
-            return RunReport(Status.CRASHED, "your code's observations were too large to send back", stdout=stdout,
-                             seconds=seconds, public_stdout=public)
-        if not frame:
-            return RunReport(Status.CRASHED, _crash_detail(answer, "it sent no report"), stdout=stdout, seconds=seconds,
-                             public_stdout=public)
-        if not hmac.compare_digest(frame[:len(token)], token):
-            return RunReport(Status.CRASHED, "the report did not come from the grader's harness: your code wrote on "
-                             "the grader's report channel, or ended the process before the harness could report",
-                             stdout=stdout, seconds=seconds, public_stdout=public, forged=True)
-        try:
-            report = _decode(frame[len(token):], job)
-        except WireError as e:
-            return RunReport(Status.CRASHED, _crash_detail(answer, str(e)), stdout=stdout, seconds=seconds,
-                             public_stdout=public)
+        report = _verdict(answer, signed, token, job)
         tampered = report.load_error is not None and report.load_error.type == "TamperError"
-        return RunReport(report.status, report.detail, report.load_error, report.problems, report.outcomes,
-                         stdout, seconds, None if tampered else public)
+        return replace(report, stdout=stdout, seconds=seconds, public_stdout=None if tampered else public)
+
+
+def _verdict(answer: dict, signed: bytes, token: bytes, job: Job) -> RunReport:
+    """What the job's run comes to: its own report where it sent one, signed with its token; else why not."""
+    from ..outcome import RunReport
+    from .wire import WireError
+
+    if answer.get("status") == "timed_out":
+        return RunReport(status=Status.TIMED_OUT, detail=f"stopped after {job.timeout:g} s (an infinite loop?)")
+    if answer.get("report_cut"):
+        return RunReport(status=Status.CRASHED, detail="your code's observations were too large to send back")
+    if not signed:
+        return RunReport(status=Status.CRASHED, detail=_crash_detail(answer, "it sent no report"))
+    if not hmac.compare_digest(signed[:len(token)], token):
+        return RunReport(status=Status.CRASHED, detail="the report did not come from the grader's harness: your code "
+                         "wrote on the grader's report channel, or ended the process before the harness could report",
+                         forged=True)
+    try:
+        return _decode(signed[len(token):], job)
+    except WireError as e:
+        return RunReport(status=Status.CRASHED, detail=_crash_detail(answer, str(e)))
 
 
 def _decode(data: bytes, job: Job) -> RunReport:
@@ -253,10 +275,10 @@ def _decode(data: bytes, job: Job) -> RunReport:
     from ..outcome import RunReport
     from .wire import WireError, decode_report
 
-    size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
-    if not 0 < size <= len(data) - 8:
+    split = split_frame(data)
+    if split is None or not split[0]:
         raise WireError("the worker's report is cut short")
-    first, rest = data[8:8 + size], data[8 + size:]
+    first, rest = split
     if not rest:
         return decode_report(first, job.trials)
     public_trials, hidden_trials = job.phases()
@@ -367,6 +389,9 @@ class WarmPool:
             for s in self._slots:
                 self._free.put(s)
             self._started = True
+            if not all(s.isolated for s in self._slots):
+                self.warning = f"{self.warning} Also, {NOT_ISOLATED}." if self.warning else \
+                    f"{NOT_ISOLATED[0].upper()}{NOT_ISOLATED[1:]}."
 
     def run(self, job: Job) -> RunReport:
         self.ready()

@@ -1,6 +1,8 @@
 """The bubblewrap sandbox a warm worker lives in: no network, a read-only system, a private /tmp of bounded
 size as the only writable place, and nothing of the course but the installed package: no references, no
-solutions/, no other submission, no results. Nothing is shared with the grader but two pipes.
+solutions/, no other submission, no results. Nothing is shared with the grader but two pipes. Where the
+machine has an NVIDIA GPU, its device files and the driver's libraries are there too (gpu_binds), so that
+`--device cuda` works in the sandbox.
 
 Its user is never root on the host. Run by an ordinary user, bubblewrap makes a user namespace whose user
 maps to that user. Run as root, a user namespace would map the sandbox's user to root outside (able to read
@@ -17,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 SCRATCH = "/tmp"
@@ -27,6 +30,9 @@ ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/l
 """What of /etc the worker may see: the dynamic loader's cache, the time zone, user and group names."""
 
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32")
+"""The system folders the sandbox shows, read-only."""
+DRIVER_LIBRARIES = ("libcuda.", "libnvidia-")
 
 
 def python_paths() -> list[str]:
@@ -42,7 +48,7 @@ def as_root() -> bool:
 
 def _system_binds() -> list[str]:
     args = ["--ro-bind", "/usr", "/usr", *_folders(["/etc/x", "/sys/devices/system/cpu"])]
-    for top in ("/bin", "/sbin", "/lib", "/lib64", "/lib32"):
+    for top in SYSTEM_ROOTS[1:]:
         if os.path.islink(top):
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
@@ -67,6 +73,39 @@ def _folders(paths: list[str]) -> list[str]:
     return args
 
 
+def driver_libraries() -> list[str]:
+    """Where the dynamic loader finds the NVIDIA driver's libraries (libcuda, libnvidia-*), from `ldconfig -p`;
+    none where there is no ldconfig."""
+    ldconfig = shutil.which("ldconfig", path="/sbin:/usr/sbin:/usr/bin:/bin")
+    if ldconfig is None:
+        return []
+    try:
+        listing = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.rpartition(" => ")[2].strip() for line in listing.splitlines()
+            if " => " in line and line.strip().startswith(DRIVER_LIBRARIES)]
+
+
+def gpu_binds(dev: Path = Path("/dev"), libraries: Iterable[str] | None = None,
+              shown: Iterable[str] = SYSTEM_ROOTS) -> list[str]:
+    """What the sandbox needs to show of an NVIDIA GPU, where the machine has one (a /dev/nvidiactl): every
+    /dev/nvidia* device node and folder (the GPUs, nvidiactl, nvidia-uvm, nvidia-uvm-tools, nvidia-modeset,
+    nvidia-caps), and the folders of the driver's libraries that are not already in the sandbox (most are under
+    /usr, which it shows). /proc/driver/nvidia needs nothing: the sandbox's own /proc shows it. `dev`,
+    `libraries` and `shown` are parameters so that a test can hand a fake machine."""
+    if not (dev / "nvidiactl").exists():
+        return []
+    args: list[str] = []
+    for node in sorted(dev.glob("nvidia*")):
+        args += ["--dev-bind", str(node), f"/dev/{node.name}"]
+    roots = tuple(root.rstrip("/") + "/" for root in shown)
+    folders = {os.path.dirname(os.path.realpath(p)) for p in (driver_libraries() if libraries is None else libraries)}
+    for folder in sorted(f for f in folders if not (f + "/").startswith(roots)):
+        args += [*_folders([folder]), "--ro-bind", folder, folder]
+    return args
+
+
 def bwrap_command(inner: list[str], scratch_bytes: int) -> list[str]:
     """The command line that starts `inner` inside a fresh sandbox whose only writable place is a private
     SCRATCH of `scratch_bytes`."""
@@ -82,7 +121,7 @@ def bwrap_command(inner: list[str], scratch_bytes: int) -> list[str]:
             *_folders(paths)]
     for path in paths:
         args += ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/",
+    args += ["--proc", "/proc", "--dev", "/dev", *gpu_binds(), "--remount-ro", "/",
              "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", SCRATCH,
              "--setenv", "TMPDIR", SCRATCH, "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
              "--setenv", "PYTHONUNBUFFERED", "1"]

@@ -1,51 +1,44 @@
-"""A warm worker: imports torch once, then forks one child per job, so a job costs its own compute.
+"""A warm worker: torch imported once, then one fork per job, so a job costs its own compute. Started inside
+the sandbox (sandbox.py) as `python -I -m autograder.runner.zygote SCRATCH [--drop-root] [--exercises ID,ID]
+[--shared-namespaces]` (the exercises it grades, whose needs it warms: all by default), so no writable folder
+is on `sys.path`.
 
-It runs inside the sandbox (sandbox.py), started as `python -I -m autograder.runner.zygote SCRATCH
-[--drop-root] [--exercises ID,ID]` (the exercises it grades, whose needs it warms: all by default), so no
-writable folder is on its `sys.path`; its working folder is read-only. Protocol, on stdin/stdout:
-- in: the length of a JSON header (8 bytes, little-endian), the header {"job": n, "hidden": h, "token":
-  hex, "timeout": s, "memory": bytes, "processes": n, "file_size": bytes, "output": bytes, "report": bytes},
-  the n bytes of the job (wire.encode_job), then the h bytes of its hidden inputs (wire.encode_inputs).
-  Every read takes exactly what it needs, so the hidden inputs are read only after the fork: the job's
-  process never holds them until it asks, once its public phase is over;
-- out: one JSON line {"status": "exited"|"signaled"|"timed_out", "code", "signal", "report": n,
-  "report_cut", "stdout": m, "stdout_cut", "public_stdout": k or null, "clean"}, then the n bytes the job
-  sent on its report pipe and the m bytes it printed, of which the first k were printed before it asked
-  for the hidden inputs.
-Nothing goes through files: the grader reads only this pipe, with bounds. Before answering, the zygote
-kills every process the job left (it is their subreaper) and empties the scratch folder (the sandbox's
-private /tmp); "clean": false means it could not, and the grader replaces this worker.
+It is three kinds of process, and the one that forks jobs never holds anything of one:
+- the relay (relay.py), the process bubblewrap starts: it talks to the grader on stdin/stdout (the protocol
+  is in relay.py), hands each job to that job's process through pipes, collects what comes back, and empties
+  the scratch folder. It holds every job's data, and forks nothing after the template: no job is a copy of it.
+- the template (this module): imports torch, warms up, takes the guard's snapshot, then, for each job,
+  forks the job's process and passes on its exit status. It reads nothing of any job: it receives only the
+  job's pipes (as descriptors, on a socket from the relay), so a job forked after another finds nothing of
+  it in the memory it inherits. Each job's process is forked into a PID namespace and an IPC namespace of
+  its own (isolation.py): it cannot name its template or relay (no signal, no trace, no prlimit), its shared
+  memory ends with it, and when it ends the template ends its namespace, with every process it started.
+- the job's process (job.py): enters a user namespace of its own, reads its job and token from its pipe,
+  takes the limits, drops every capability, then runs worker.py under guard.py.
+
+Where the kernel refuses those namespaces (no unprivileged user namespaces), or `--shared-namespaces` asks
+for that (to test that case), jobs are forked in the worker's own namespaces and the ready line says
+"isolated": false; the pool warns (see the README for what then does not hold).
 """
 
 from __future__ import annotations
 
 import ctypes
-import io
 import json
 import os
-import resource
-import select
+import shutil
 import signal
+import socket
 import sys
-import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
-from .fdio import read_exactly
+from . import isolation, job
 
-PR_SET_CHILD_SUBREAPER = 36
-PR_SET_DUMPABLE = 4
-PR_SET_PDEATHSIG = 1
 UNPRIVILEGED = 65534
-"""The user a job runs as where the sandbox starts as root ("nobody"): never root on the host."""
-MAX_HEADER = 64 * 1024
-
-
-def _prctl(option: int, value: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(option, value, 0, 0, 0)
-
-
+"""The user a worker runs as where the sandbox starts as root ("nobody"): never root on the host."""
+JOB_NAMESPACES = isolation.CLONE_NEWPID | isolation.CLONE_NEWIPC
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 
 
@@ -71,75 +64,9 @@ def _drop_root() -> None:
         os.setuid(UNPRIVILEGED)
 
 
-def _vm_size() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmSize:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-class _Input:
-    """Reads the grader's requests from fd 0, never a byte more than asked (no read-ahead: the hidden
-    inputs stay in the pipe until the job that may get them has been forked)."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    def exact(self, n: int) -> bytes | None:
-        return read_exactly(self.fd, n)
-
-    def request(self) -> dict | None:
-        head = self.exact(8)
-        size = int.from_bytes(head, "little") if head else 0
-        text = self.exact(size) if 0 < size <= MAX_HEADER else None
-        return json.loads(text) if text else None
-
-
-def _place(fds: dict[int, int]) -> None:
-    """Puts each source descriptor at its target number (whatever numbers os.pipe gave them)."""
-    import fcntl
-
-    high = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 100) for target, source in fds.items()}
-    for target, source in high.items():
-        os.dup2(source, target)
-
-
-def _run_child(request: dict, job: bytes, pipes: dict[int, int], scratch: str, snapshot) -> None:
-    """In the forked child: cut ties with the zygote, apply the limits, run the worker. Never returns.
-    `pipes`: its ends of the job's pipes, by the descriptor they become (1 and 2 output, 3 report, 4 the
-    request for the hidden inputs, 5 the hidden inputs)."""
-    code = 70
-    try:
-        os.setsid()
-        token = bytes.fromhex(request.pop("token"))
-        _place({0: os.open(os.devnull, os.O_RDONLY), **pipes})
-        os.closerange(6, 65536)  # the zygote's own pipes among them
-        for fd, name in ((1, "stdout"), (2, "stderr")):  # unbuffered: the job ends with os._exit, unflushed
-            raw = io.FileIO(fd, "w", closefd=False)
-            setattr(sys, name, io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True))
-        vm = _vm_size()
-        for limit, value in (
-            (resource.RLIMIT_AS, vm + int(request["memory"])),
-            (resource.RLIMIT_CPU, int(request["timeout"]) + 1),
-            (resource.RLIMIT_FSIZE, int(request["file_size"])),
-            (resource.RLIMIT_NPROC, int(request["processes"])),
-            (resource.RLIMIT_CORE, 0),
-        ):
-            hard = resource.getrlimit(limit)[1]
-            value = value if hard == resource.RLIM_INFINITY else min(value, hard)  # no raising without privilege
-            resource.setrlimit(limit, (value, value))
-        directory = tempfile.mkdtemp(prefix="job-", dir=scratch)  # fresh and unguessable, in the emptied scratch
-        os.chdir(directory)
-        os.environ["HOME"] = os.environ["TMPDIR"] = tempfile.tempdir = directory
-        from .guard import Fds
-        from .worker import main
-
-        main(job, token, Fds(report=3, request=4, hidden=5), snapshot)
-    except BaseException:  # noqa: BLE001 - anything escaping the worker is reported by the exit status
-        import traceback
-
-        traceback.print_exc()
-    os._exit(code)
+def _own_pid() -> int:
+    """This process's number in the /proc it sees (which may belong to an outer PID namespace)."""
+    return int(os.readlink("/proc/self"))
 
 
 def _descendants() -> list[int]:
@@ -152,8 +79,7 @@ def _descendants() -> list[int]:
                 parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-    me = os.getpid()
-    found, frontier = [], [me]
+    found, frontier = [], [_own_pid()]
     while frontier:
         parent = frontier.pop()
         children = [pid for pid, ppid in parents.items() if ppid == parent]
@@ -163,6 +89,7 @@ def _descendants() -> list[int]:
 
 
 def _kill_leftovers() -> None:
+    """Without a PID namespace per job: kill what the job left (the kernel does it where there is one)."""
     for _ in range(50):
         pids = _descendants()
         if not pids:
@@ -172,161 +99,73 @@ def _kill_leftovers() -> None:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        _reap()
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
         time.sleep(0.002)
 
 
-def _reap() -> None:
-    while True:
+class _Forker:
+    """Forks a job's process, into namespaces of its own where `isolated`, and puts the template back in its own
+    namespaces afterwards (unshare(CLONE_NEWPID) names the namespace of the next children only once).
+
+    The first process of a PID namespace is its init: the kernel drops the signals it has no handler for, even
+    its own raise(SIGSEGV), and ends every other process of the namespace when it ends. So a job is the second
+    process of its namespace, after a `sleep` that the template spawns there (vfork and exec: nothing to copy)
+    and kills once the job has ended, which ends whatever the job left."""
+
+    def __init__(self, isolated: bool) -> None:
+        self.isolated = isolated
+        self.home = [(os.open(f"/proc/self/ns/{name}", os.O_RDONLY), kind) for name, kind in
+                     (("pid", isolation.CLONE_NEWPID), ("ipc", isolation.CLONE_NEWIPC))] if isolated else []
+        self.sleep = shutil.which("sleep", path="/usr/bin:/bin") or "/bin/sleep"
+        self.init: int | None = None
+
+    def fork(self) -> int:
+        if self.isolated:
+            isolation.unshare(JOB_NAMESPACES)
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+            if self.isolated:
+                self.init = os.posix_spawn(self.sleep, [self.sleep, "2147483647"], {})
+            pid = os.fork()
+        except BaseException:
+            self.end()
+            self._home()
+            raise
+        if pid:
+            self._home()
+        return pid
+
+    def end(self) -> None:
+        """After the job's process has ended: ends its namespace, with every process left in it."""
+        if self.init is not None:
+            os.kill(self.init, signal.SIGKILL)
+            os.waitpid(self.init, 0)
+            self.init = None
+        else:
+            _kill_leftovers()
+
+    def _home(self) -> None:
+        for fd, kind in self.home:
+            isolation.setns(fd, kind)
 
 
-def _remove(path: str) -> None:
-    """Removes a file or a whole tree that a job made, whatever modes it set, without following links."""
-    import shutil
-
-    def writable_then_retry(function, name, _exc) -> None:
-        os.chmod(os.path.dirname(name), 0o700)
-        if os.path.isdir(name) and not os.path.islink(name):
-            os.chmod(name, 0o700)
-        function(name)
-
-    if os.path.isdir(path) and not os.path.islink(path):
-        os.chmod(path, 0o700)
-        shutil.rmtree(path, onerror=writable_then_retry)
-    else:
-        os.unlink(path)
-
-
-def _empty(directory: str, keep: tuple[str, ...] = ()) -> bool:
-    """Removes what a job left in the scratch folder (the sandbox's private /tmp), except the paths in `keep`
-    and the folders on the way to them (Python itself, when it lives under /tmp). False if something stayed."""
-    clean = True
-    for entry in os.scandir(directory):
+def _probe(forker: _Forker) -> bool:
+    """Whether a job can be forked into namespaces of its own and enter a user namespace of its own there."""
+    pid = forker.fork()
+    if pid == 0:
         try:
-            if entry.path in keep:
-                continue
-            if any(k.startswith(entry.path + os.sep) for k in keep):
-                clean = _empty(entry.path, keep) and clean
-            else:
-                _remove(entry.path)
-        except (OSError, RecursionError):
-            clean = False
-    return clean
-
-
-class _Job:
-    """The zygote's side of one running job: its pipes, what came back on them, and the hidden inputs it
-    hands over when the job asks (once), noting how much had been printed by then."""
-
-    def __init__(self, pid: int, out: int, report: int, request: int, hidden: int, hidden_frame: bytes,
-                 bounds: dict[int, int]) -> None:
-        self.pid, self.out, self.report, self.request = pid, out, report, request
-        self.hidden: int | None = hidden
-        self.pending = memoryview(len(hidden_frame).to_bytes(8, "little") + hidden_frame)
-        self.sending = False
-        self.public_stdout: int | None = None
-        self.bounds = bounds
-        self.data = {fd: bytearray() for fd in bounds}
-        self.cut = dict.fromkeys(bounds, False)
-        self.open = {out, report, request}
-        for fd in (out, report, request, hidden):
-            os.set_blocking(fd, False)
-
-    def read(self, fd: int) -> None:
-        """What is there to read now on `fd` (EOF closes it)."""
-        while fd in self.open:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                return
-            if not chunk:
-                self.open.discard(fd)
-                return
-            if fd == self.request:
-                self._asked()
-                continue
-            room = self.bounds[fd] - len(self.data[fd])
-            self.data[fd] += chunk[:max(room, 0)]
-            self.cut[fd] = self.cut[fd] or len(chunk) > room
-
-    def printed_before_hidden(self) -> int:
-        """How much of the output came before the hidden inputs reached the job: all of it if they never did."""
-        return len(self.data[self.out]) if self.public_stdout is None else self.public_stdout
-
-    def _asked(self) -> None:
-        if self.public_stdout is None:
-            self.read(self.out)  # all it printed before asking is in the pipe by now
-            self.public_stdout = len(self.data[self.out])
-            self.sending = True
-
-    def send(self) -> None:
-        """Writes what the pipe takes of the hidden inputs; closes it when all is sent (or nobody reads)."""
-        try:
-            while self.pending:
-                self.pending = self.pending[os.write(self.hidden, self.pending[:1 << 16]):]
-        except BlockingIOError:
-            return
-        except OSError:
-            pass
-        self.close_hidden()
-
-    def close_hidden(self) -> None:
-        if self.hidden is not None:
-            os.close(self.hidden)
-            self.hidden = None
-        self.sending = False
-
-    def close(self) -> None:
-        self.close_hidden()
-        for fd in (self.out, self.report, self.request):
-            os.close(fd)
-
-
-def _collect(job: _Job, timeout: float) -> tuple[str, int | None, str | None]:
-    """Waits for the child while reading its pipes (each kept up to its bound, the rest read and dropped)
-    and handing over the hidden inputs when it asks."""
-    pidfd = os.pidfd_open(job.pid)
-    deadline = time.monotonic() + timeout
-    timed_out = False
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            writing = [job.hidden] if job.sending and job.hidden is not None else []
-            readable, writable, _ = select.select([pidfd, *job.open], writing, [], left)
-            for fd in readable:
-                if fd != pidfd:
-                    job.read(fd)
-            if writable:
-                job.send()
-            if pidfd in readable:
-                break
-    finally:
-        os.close(pidfd)
-    if timed_out:
-        try:
-            os.killpg(job.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    _, status = os.waitpid(job.pid, 0)
-    job.close_hidden()
-    _kill_leftovers()  # their copies of the pipes close with them
-    for fd in list(job.open):  # what the child wrote just before it ended
-        job.read(fd)
-    job.close()
-    if timed_out:
-        return "timed_out", None, None
-    if os.WIFSIGNALED(status):
-        return "signaled", None, signal.Signals(os.WTERMSIG(status)).name
-    return "exited", os.WEXITSTATUS(status), None
+            isolation.unshare(isolation.CLONE_NEWUSER)
+            isolation.drop_privileges()
+            os._exit(0 if isolation.capabilities() == 0 else 1)
+        except BaseException:  # noqa: BLE001 - any failure means: no
+            os._exit(1)
+    status = isolation.wait_status(pid)
+    forker.end()
+    return os.WIFEXITED(status.value) and os.WEXITSTATUS(status.value) == 0
 
 
 def _warm_up(exercise_ids: tuple[str, ...] | None) -> None:
@@ -377,70 +216,47 @@ def _warm_up(exercise_ids: tuple[str, ...] | None) -> None:
     culprit_for(broken, None)
 
 
-def _answer(reply: int, head: dict, payloads: list[bytes]) -> None:
-    data = json.dumps(head).encode() + b"\n" + b"".join(payloads)
-    view = memoryview(data)
-    while view:
-        view = view[os.write(reply, view):]
-
-
-def serve(scratch: str, drop_root: bool, exercise_ids: tuple[str, ...] | None = None) -> None:
-    """Answers jobs until its stdin closes. `exercise_ids`: the exercises it grades, whose needs it warms
-    (None: every exercise's)."""
-    if drop_root:
-        _drop_root()
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a killed grader takes its workers with it
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    _prctl(PR_SET_DUMPABLE, 0)  # a job (same user) may not ptrace us or read our memory
+def template(control: socket.socket, scratch: str, exercise_ids: tuple[str, ...] | None, isolated: bool) -> NoReturn:
+    """The template's life: warm up, say ready on `control`, then fork one job's process per request. Each
+    request carries nothing but the job's pipes; the answer is the job's pidfd, then, once it has ended, its
+    exit status."""
+    isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)  # the relay gone, the worker is gone
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)  # the grader's pipes are the relay's
+    os.dup2(null, 1)  # stray prints of imported code go nowhere
     one_malloc_arena()
-    reply = os.dup(1)
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)  # stray prints of imported code must not corrupt the protocol
-    requests = _Input(0)
-
     import torch  # noqa: F401 - the point of a warm worker: imported once, inherited by every job
 
     from .. import exercises  # noqa: F401 - every exercise's module, imported once here, not in each job
     from . import guard, wire, worker  # noqa: F401
-    from .sandbox import python_paths
 
     torch.set_num_threads(1)
     _warm_up(exercise_ids)
     snapshot = guard.Snapshot()  # of the grader's modules as every job starts: what answer code may not change
-    keep = tuple(p for p in python_paths() if p.startswith(scratch.rstrip(os.sep) + os.sep))
-    _answer(reply, {"ready": True, "pid": os.getpid()}, [])
+    forker = _Forker(isolated)
+    if isolated and not _probe(forker):
+        forker = _Forker(False)
+    if not forker.isolated:
+        isolation.prctl(isolation.PR_SET_CHILD_SUBREAPER, 1)  # the job's orphans come here, to be killed
+    ctypes.CDLL(None).malloc_trim(0)  # fewer pages to copy at each fork
+    control.send(json.dumps({"isolated": forker.isolated}).encode())
     while True:
-        request = requests.request()
-        if request is None:
-            return
-        job = requests.exact(int(request["job"]))
-        if job is None:
-            return
-        out_r, out_w = os.pipe()
-        report_r, report_w = os.pipe()
-        request_r, request_w = os.pipe()
-        hidden_r, hidden_w = os.pipe()
-        pid = os.fork()
+        message, fds, _, _ = socket.recv_fds(control, 16, 5, socket.MSG_CMSG_CLOEXEC)
+        if message != b"fork" or len(fds) != 5:
+            os._exit(0)
+        pid = forker.fork()
         if pid == 0:
-            for fd in (out_r, report_r, request_r, hidden_w):
-                os.close(fd)
-            _run_child(request, job, {1: out_w, 2: out_w, 3: report_w, 4: request_w, 5: hidden_r}, scratch, snapshot)
-        del job
-        request.pop("token")
-        for fd in (out_w, report_w, request_w, hidden_r):
+            control.close()
+            job.become_job(fds, snapshot, scratch, forker.isolated)
+        for fd in fds:
             os.close(fd)
-        hidden = requests.exact(int(request["hidden"])) or b""  # read only now: the job's copy of us lacks it
-        running = _Job(pid, out_r, report_r, request_r, hidden_w, hidden,
-                       {out_r: int(request["output"]), report_r: int(request["report"])})
-        del hidden
-        status, code, sig = _collect(running, float(request["timeout"]))
-        clean = _empty(scratch, keep)
-        _answer(reply, {"status": status, "code": code, "signal": sig,
-                        "report": len(running.data[report_r]), "report_cut": running.cut[report_r],
-                        "stdout": len(running.data[out_r]), "stdout_cut": running.cut[out_r],
-                        "public_stdout": running.printed_before_hidden(),
-                        "hidden_sent": running.public_stdout is not None, "clean": clean},
-                [bytes(running.data[report_r]), bytes(running.data[out_r])])
+        pidfd = os.pidfd_open(pid)
+        socket.send_fds(control, [b"forked"], [pidfd])
+        os.close(pidfd)
+        status = isolation.wait_status(pid)
+        forker.end()
+        control.sendmsg([status])
+        isolation.forget(status)
 
 
 def _exercise_ids(argv: list[str]) -> tuple[str, ...] | None:
@@ -451,5 +267,32 @@ def _exercise_ids(argv: list[str]) -> tuple[str, ...] | None:
     return None
 
 
+def main(argv: list[str]) -> None:
+    """The worker's start: become unprivileged, enter namespaces of its own where the kernel allows, start the
+    template, and relay until the grader closes stdin."""
+    from . import relay
+
+    scratch = argv[0]
+    if "--drop-root" in argv[1:]:
+        _drop_root()
+    isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)  # a killed grader takes its workers with it
+    isolation.prctl(isolation.PR_SET_DUMPABLE, 0)  # nobody of the same user may trace it or read its memory
+    isolated = "--shared-namespaces" not in argv[1:]
+    try:
+        if isolated:
+            isolation.unshare(isolation.CLONE_NEWUSER | JOB_NAMESPACES)  # the template: PID 1 of the new one
+    except OSError:
+        isolated = False
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        template(theirs, scratch, _exercise_ids(argv[1:]), isolated)
+    theirs.close()
+    if isolated:
+        isolation.drop_privileges()  # the relay needs none: the template keeps those it forks jobs with
+    relay.serve(ours, scratch)
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1], "--drop-root" in sys.argv[2:], _exercise_ids(sys.argv[2:]))
+    main(sys.argv[1:])
