@@ -132,6 +132,7 @@ class Locator(ContextDecorator):
         self._op: Any = None
         self._frame: Any = None
         self._saver: tuple[Raw, ...] | None = None
+        self._last_save: dict[tuple[str, int], int] = {}
         self._mode = _WriteMode(self)
         self._hooks = saved_tensors_hooks(self._pack, self._unpack)
         self._active = False
@@ -179,6 +180,8 @@ class Locator(ContextDecorator):
         else:  # a custom autograd.Function's save_for_backward
             p.chain = self.frames.capture(sys._getframe(1), SAVER_CHAIN)
             p.op = _function_apply(sys._getframe(1))
+        if p.chain:
+            self._last_save[p.chain[0][:2]] = p.seq
         gf = t.grad_fn
         p.is_output = gf is not None and _next_seq is not None and gf._sequence_nr() == _next_seq() - 1
         p.grad_fn_name = gf.name() if p.is_output else None
@@ -228,10 +231,17 @@ class Locator(ContextDecorator):
         which = f", which is output {p.output_nr} of {_node_style()(grad_fn)}," if grad_fn else ""
         message = (f"{PREFIX}: [{_type_name(t)} {list(t.shape)}]{which} is at version {found}; "
                    f"expected version {p.version} instead.")
+        again = bool(p.chain) and self._last_save.get(p.chain[0][:2], -1) > p.seq
         return Report(saved_by=Operation(op_name(p.op), sites(p.chain)),
                       tensor=TensorInfo(tuple(t.shape), str(t.dtype).removeprefix("torch."), p.version, found),
                       modifications=mods, backward_node=node.name() if node is not None else None,
-                      torch_message=message)
+                      torch_message=message, saved_as=_role(p), line_ran_again=again)
+
+
+def _role(p: _Packed) -> str | None:
+    if _next_seq is None:
+        return None  # without sequence numbers an output cannot be told from an input
+    return "output" if p.is_output else "input"
 
 
 def locate(user: str | Callable[[str], bool] | None = None) -> Locator:

@@ -9,6 +9,7 @@ never runs to make a suggestion); the command line and notebooks read the files,
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,11 +19,17 @@ import libcst as cst
 from .construct import construction_rewrites, module_ops
 from .cst_edit import Source, changed_lines, names_read, parsed, plain_code, statement, unified_diff
 from .culprit import Culprit, Read, Rewrite
-from .rewrite import clone_saved, write_rewrites, written_name
+from .rewrite import OUT_OF_PLACE, clone_saved, write_rewrites, written_name
 from .steps import is_step, later_backward, step_rewrites, step_words
 
 MAX_LINE = 400
 """Longer culprit lines are not parsed in the grader: they come from the student's code."""
+
+MAX_NAME = 1000
+"""Longer op or file names: the report is not used (a worker's report is the student's to shape)."""
+
+MAX_SITES = 32
+"""Modifications and frames of a report that are read: a report is the student's to shape."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,16 @@ class Suggestion:
     rewrite: Rewrite | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def of(cls, rewrite: Rewrite, original: str) -> Suggestion:
+    def of(cls, rewrite: Rewrite, original: str, c: Culprit) -> Suggestion:
+        """The rewrite as the lines it changes and a diff, numbered as the user's file is (`c.at`)."""
         line, before, after = changed_lines(original, rewrite.text, inserted_after=rewrite.kind == "clone_saved")
-        return cls(rewrite.why, rewrite.file, line, before, after, unified_diff(original, rewrite.text, rewrite.file),
-                   rewrite.kind, rewrite.contract, rewrite)
+        if c.renumbered:  # the rules read the lines alone: a diff of the changed lines, at their own numbers
+            old, new = before.splitlines(), after.splitlines()
+            diff = (f"--- {rewrite.file}\n+++ {rewrite.file}\n@@ -{c.at(line)},{len(old)} +{c.at(line)},{len(new)} @@\n"
+                    + "".join(f"-{x}\n" for x in old) + "".join(f"+{x}\n" for x in new))
+        else:
+            diff = unified_diff(original, rewrite.text, rewrite.file)
+        return cls(rewrite.why, rewrite.file, c.at(line), before, after, diff, rewrite.kind, rewrite.contract, rewrite)
 
     def to_json(self, verified: bool | None = None) -> dict[str, Any]:
         """The --json `fix` object; `verified` is None until `--fix` has run the program again."""
@@ -61,16 +74,19 @@ def culprit_of(report: Any) -> Culprit | None:
     if not isinstance(report, dict) or not isinstance(report.get("culprit"), dict):
         return None
     c, saved = report["culprit"], report.get("saved_by") if isinstance(report.get("saved_by"), dict) else {}
-    if not (isinstance(c.get("op"), str) and isinstance(c.get("file"), str) and isinstance(c.get("line"), int)):
+    if not (isinstance(c.get("op"), str) and isinstance(c.get("file"), str) and isinstance(c.get("line"), int)
+            and len(c["op"]) <= MAX_NAME and len(c["file"]) <= MAX_NAME and 0 < c["line"] < 10**9):
         return None
     mods = report.get("modifications") if isinstance(report.get("modifications"), list) else []
-    on_line = tuple(m["op"] for m in mods if isinstance(m, dict) and isinstance(m.get("op"), str)
-                    and m.get("file") == c["file"] and m.get("line") == c["line"])
+    on_line = tuple(m["op"] for m in mods[:MAX_SITES] if isinstance(m, dict) and isinstance(m.get("op"), str)
+                    and len(m["op"]) <= MAX_NAME and m.get("file") == c["file"] and m.get("line") == c["line"])
     return Culprit(op=c["op"], file=c["file"], line=c["line"],
                    saved_op=_str(saved.get("op")), saved_file=_str(saved.get("file")),
                    saved_line=saved.get("line") if isinstance(saved.get("line"), int) else None,
                    saved_code=without_comment(_str(saved.get("code"))), ops_on_line=on_line, chain=_chain(c.get("chain")),
-                   saver_chain=_chain(saved.get("chain")))
+                   saver_chain=_chain(saved.get("chain")),
+                   saved_as=saved.get("saved_as") if saved.get("saved_as") in ("input", "output") else None,
+                   line_ran_again=saved.get("line_ran_again") is True)
 
 
 def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
@@ -104,9 +120,12 @@ def words(c: Culprit, code: str | None, read: Read | None = None) -> str:
     if c.method == "__setitem__":
         return (f"{shown} writes into {c.saved()}: write into a copy (`x = x.clone()` first), or build the new "
                 f"tensor without writing into it (`torch.where`, `torch.cat`).")
-    if c.method.endswith("_") and not c.method.startswith("_"):
+    if c.method.endswith("_") and not c.method.startswith("_") and c.method[:-1] in OUT_OF_PLACE:
         return (f"{shown} ({c.op}) overwrote {c.saved()}: use the out-of-place `{c.method[:-1]}` "
                 f"(`t = t.{c.method[:-1]}(...)`), or write into a `clone()` of the tensor.")
+    if c.method.endswith("_") and not c.method.startswith("_"):
+        return (f"{shown} ({c.op}) overwrote {c.saved()}: make it write into a copy (`t = t.clone()` just before "
+                f"it), or give the line that saved the tensor a copy (`.clone()` where it reads or makes it).")
     return f"{shown} overwrote {c.saved()}: make that operation out of place, or make it write into a `clone()`."
 
 
@@ -115,14 +134,16 @@ def suggestions(report: Any, read: Read | None = None) -> tuple[list[Suggestion]
     c = culprit_of(report)
     if c is None:
         return None
-    read = read or read_source
+    return _suggestions(c, without_comment(_str(report["culprit"].get("code"))), read or read_source)
+
+
+def _suggestions(c: Culprit, code: str | None, read: Read) -> tuple[list[Suggestion], Suggestion]:
     found = []
     for r in rewrites(c, read):
         original = read(r.file)
         if original is not None:
-            found.append(Suggestion.of(r, original))
-    code = without_comment(_str(report["culprit"].get("code")))
-    return found, Suggestion(words(c, code, read), c.file, c.line, code)
+            found.append(Suggestion.of(r, original, c))
+    return found, Suggestion(words(c, code, read), c.file, c.at(c.line), code)
 
 
 def suggest(report: Any, read: Read | None = None) -> Suggestion | None:
@@ -134,25 +155,33 @@ def suggest(report: Any, read: Read | None = None) -> Suggestion | None:
 
 
 def suggest_from_line(report: Any) -> Suggestion | None:
-    """For the grader: from the op names and line texts in the report alone (its files are not read)."""
+    """For the grader: from the op names and line texts in the report alone (its files are not read).
+
+    The report comes from the worker, so from the student: the cost is bounded whatever it holds. The rules
+    read the culprit's line and the saver's (each at most `MAX_LINE` characters) as a text of two lines, not
+    the answer's line numbers (a culprit at line 10**6 costs what one at line 3 does), and the words and the
+    diff give the answer's numbers back (`Culprit.at`)."""
     c = culprit_of(report)
-    code = report["culprit"].get("code") if c is not None else None
-    if c is None or not isinstance(code, str) or len(code) > MAX_LINE:
-        return suggest(report, read=lambda file: None) if c is not None else None
+    if c is None:
+        return None
+    code = report["culprit"].get("code")
+    if not isinstance(code, str) or len(code) > MAX_LINE:
+        return _suggestions(c, None, lambda file: None)[1]
     lines = {c.line: code.strip()}
     saved = report.get("saved_by") if isinstance(report.get("saved_by"), dict) else {}
     if saved.get("file") == c.file and isinstance(saved.get("line"), int) and isinstance(saved.get("code"), str):
         if len(saved["code"]) <= MAX_LINE and saved["line"] != c.line:
             lines[saved["line"]] = saved["code"].strip()
-    text = _text(lines)
+    text = "".join(lines[n] + "\n" for n in sorted(lines))
     try:
         parsed(text)
     except Exception:  # noqa: BLE001 - the saved line did not parse alone: use the culprit line only
-        text = _text({c.line: code.strip()})
-    found = suggestions(report, read=lambda file: text if file == c.file else None)
-    if found is None:
-        return None
-    rewritten, said = found
+        lines = {c.line: code.strip()}
+        text = lines[c.line] + "\n"
+    local = {n: i for i, n in enumerate(sorted(lines), 1)}
+    alone = dataclasses.replace(c, line=local[c.line], saved_line=local.get(c.saved_line or 0), chain=(),
+                                saver_chain=(), renumbered=tuple((i, n) for n, i in local.items()))
+    rewritten, said = _suggestions(alone, without_comment(code), lambda file: text if file == c.file else None)
     if module_ops(c.op) and not any(s.kind == "not_inplace" for s in rewritten):
         return said  # the module was built elsewhere in the answer: say where to look, not a copy
     return rewritten[0] if rewritten else said
@@ -185,10 +214,6 @@ def read_source(file: str) -> str | None:
     """A file's text as Python sees it: linecache knows notebook cells and the grader's `<answer>`."""
     lines = linecache.getlines(file)
     return "".join(lines) if lines else None
-
-
-def _text(lines: dict[int, str]) -> str:
-    return "".join(lines.get(i, "") + "\n" for i in range(1, max(lines) + 1))
 
 
 def _subscript_write(stmt: cst.SimpleStatementLine) -> bool:

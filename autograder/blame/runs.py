@@ -1,0 +1,104 @@
+"""One run of the user's program for `autograder blame --fix`: a fresh interpreter (gradients.py), in a scratch folder.
+
+The run reads the script and the rewritten files from text handed to it (scratch.py), never from the user's
+files, and its working folder is a new scratch folder that shows the user's one and keeps every write Python
+makes. Its standard input is /dev/null (a script that waits for input fails at once instead of waiting for
+the time limit); its output goes to a file, not a pipe, so a background child that keeps the output open
+does not keep --fix waiting: once the run's own process exits, everything it started is stopped, as it is
+when the time limit passes or --fix itself is stopped (the run has a process group of its own).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RUN_TIMEOUT = 600
+"""Seconds for each run (`--timeout`)."""
+
+OUTPUT_TAIL = 2000
+"""Bytes of a failed run's output kept to say why."""
+
+
+@dataclass(frozen=True)
+class Program:
+    """What a run executes: the script (its absolute path), its arguments, the texts that stand for files (the
+    script as it was when --fix started, and the rewritten files), and the working folder it is shown."""
+
+    script: str
+    args: tuple[str, ...]
+    folder: str
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def rewritten(self, texts: dict[str, str]) -> Program:
+        return Program(self.script, self.args, self.folder, {**self.sources, **texts})
+
+
+def record(program: Program, mode: str, float64: bool, timeout: float = RUN_TIMEOUT,
+           out_of_place: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Runs the program once under gradients.py and returns its recording."""
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="autograder-blame-") as tmp:
+        base = Path(tmp)
+        work, scratch_tmp, texts = base / "work", base / "tmp", base / "sources"
+        for folder in (work, scratch_tmp, texts):
+            folder.mkdir()
+        out = base / "recording.pt"
+        command = [sys.executable, "-m", "autograder.blame.gradients", "--mode", mode, "--out", str(out),
+                   "--show", program.folder, *(["--float64"] if float64 else [])]
+        for site in out_of_place:
+            command += ["--out-of-place", site]
+        for n, (path, text) in enumerate(sorted(program.sources.items())):
+            (texts / f"{n}.py").write_text(text, encoding="utf-8")
+            command += ["--source", f"{path}={texts / f'{n}.py'}"]
+        command += [program.script, *program.args]
+        env = dict(os.environ, TMPDIR=str(scratch_tmp), PYTHONDONTWRITEBYTECODE="1",
+                   PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])))
+        log = base / "output.txt"
+        status = _run(command, work, env, log, timeout)
+        if status is None:
+            return failed(f"it ran longer than {timeout:.0f} s", float64)
+        if not out.exists() or out.stat().st_size == 0:
+            return failed(f"it crashed (exit {status}): {_tail(log)}", float64)
+        return torch.load(out, weights_only=True)
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str], log: Path, timeout: float) -> int | None:
+    """The run's exit status, or None when it ran past `timeout`. Whatever happens (a time limit, a signal
+    that stops --fix), the run and every process it started are gone when this returns or raises."""
+    with open(log, "wb") as output:
+        child = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output,
+                                 stderr=output, start_new_session=True)
+        try:
+            return child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGKILL)  # what it left running in the background, too
+            child.wait()
+
+
+def _tail(log: Path) -> str:
+    with open(log, "rb") as f:
+        f.seek(max(0, log.stat().st_size - OUTPUT_TAIL))
+        return f.read().decode("utf-8", "replace").strip()[-300:]
+
+
+def failed(why: str, float64: bool) -> dict[str, Any]:
+    """The recording of a run that did not finish."""
+    return {"status": 1, "count": 0, "roots": [], "backwards": [], "reached": [], "steps": [], "step_counts": [],
+            "shapes": [], "final": [], "float64": float64, "out_of_place_calls": None,
+            "error": {"type": "RunFailed", "message": why, "inplace": False, "report": None}}
+
+
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
