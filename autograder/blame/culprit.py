@@ -28,6 +28,8 @@ class Culprit:
     """"input" or "output": what the saved tensor was to the operation that saved it (None: not known)."""
     line_ran_again: bool = False
     """The saving line ran again after it saved the tensor: the tensor is from an earlier pass of a loop."""
+    grad_enabled: bool | None = None
+    """Whether gradients were on when the culprit wrote (False inside `torch.no_grad()`)."""
     renumbered: tuple[tuple[int, int], ...] = ()
     """(line in the text the rules read, line in the user's file) where they differ: the grader's rules read
     the culprit's and the saver's lines alone, as lines 1 and 2, whatever their numbers in the answer."""

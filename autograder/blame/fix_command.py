@@ -16,10 +16,10 @@ import json
 import os
 import sys
 
+from .execute import run_script
 from .fix import COULD_NOT_WRITE, FIXED, SCRIPT_FAILED, Repair, Search, plan
 from .report import NO_REPORT
 from .runs import Program
-from .script import run_script
 from .sources import Sources
 from .suggest import suggest
 from .transaction import CouldNotWrite, FileLock, Interrupted, check_writable, commit, stop_on_signals

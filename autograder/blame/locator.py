@@ -59,10 +59,11 @@ def report_of(error: BaseException) -> Report | None:
 
 
 class _Write:
-    __slots__ = ("seq", "version", "op", "chain")
+    __slots__ = ("seq", "version", "op", "chain", "grad_enabled")
 
-    def __init__(self, seq: int, version: int, op: Any, chain: tuple[Raw, ...]) -> None:
+    def __init__(self, seq: int, version: int, op: Any, chain: tuple[Raw, ...], grad_enabled: bool) -> None:
         self.seq, self.version, self.op, self.chain = seq, version, op, chain
+        self.grad_enabled = grad_enabled
 
 
 class _Log:
@@ -209,7 +210,8 @@ class Locator(ContextDecorator):
         log = self._logs.get(_key(t))
         if log is None:
             return  # no saved tensor lives on this storage: nothing this write could break
-        log.writes.append(_Write(next(self._seq), t._version, func, self.frames.capture(frame)))
+        log.writes.append(_Write(next(self._seq), t._version, func, self.frames.capture(frame),
+                                 torch.is_grad_enabled()))
         if len(log.writes) > 256 and log.packs:
             oldest = min(log.packs)
             log.writes = [w for w in log.writes if w.seq > oldest][:_MAX_WRITES]
@@ -224,7 +226,7 @@ class Locator(ContextDecorator):
     def _report(self, p: _Packed, found: int) -> Report:
         log = self._logs.get(p.key)
         writes = [w for w in (log.writes if log else ()) if w.seq > p.seq and p.version < w.version <= found]
-        mods = tuple(Operation(op_name(w.op), sites(w.chain), w.version) for w in writes)
+        mods = tuple(Operation(op_name(w.op), sites(w.chain), w.version, w.grad_enabled) for w in writes)
         t = p.tensor
         node = _current_node() if _current_node is not None else None
         grad_fn = p.grad_fn_name if p.is_output else (t.grad_fn.name() if t.grad_fn is not None else None)
@@ -250,9 +252,10 @@ def locate(user: str | Callable[[str], bool] | None = None) -> Locator:
 
 
 def explain(fn: Callable[..., Any], *args: Any, user: str | Callable[[str], bool] | None = None,
-            **kwargs: Any) -> Report | None:
-    """For notebooks: run `fn(*args, **kwargs)` (forward and backward) and print who broke autograd, with
-    the suggested rewrite of the culprit (suggest.py).
+            suggest: bool = True, **kwargs: Any) -> Report | None:
+    """For notebooks: run `fn(*args, **kwargs)` (forward and backward) and print who broke autograd: the line that
+    modified the saved tensor and the line that saved it, and, unless `suggest=False` (a "diagnose" step, before
+    the learner writes the fix), the suggested rewrite of the culprit (suggest.py).
 
     Returns the report (IPython displays it) instead of raising the in-place error; any other error
     propagates. Returns None when nothing was modified.
@@ -264,18 +267,20 @@ def explain(fn: Callable[..., Any], *args: Any, user: str | Callable[[str], bool
     except RuntimeError as e:
         if report_of(e) is None:
             raise
-        _show(report_of(e))
+        _show(report_of(e), suggest)
         return report_of(e)
     if loc.report is not None:  # fn caught the error itself; still say what happened
-        _show(loc.report)
+        _show(loc.report, suggest)
     return loc.report
 
 
-def _show(report: Report) -> None:
+def _show(report: Report, with_fix: bool) -> None:
     """The report, then the suggested rewrite (read from the cell's source, which linecache holds)."""
+    print(report.text())
+    if not with_fix:
+        return
     from .suggest import suggest  # libcst: loaded for a report, never by a worker that only locates
 
-    print(report.text())
     suggestion = suggest(report.to_json())
     if suggestion is not None:
         print("\n" + suggestion.text(status="not verified: nothing was run again"))

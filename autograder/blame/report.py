@@ -16,6 +16,8 @@ class Operation:
     chain: tuple[Site, ...] = ()
     version: int | None = None
     """For a modification: the tensor's version right after it."""
+    grad_enabled: bool | None = None
+    """For a modification: whether gradients were on (False inside `torch.no_grad()`, an optimizer's step)."""
 
     @property
     def site(self) -> Site | None:
@@ -33,6 +35,8 @@ class Operation:
         }
         if self.version is not None:
             out["version"] = self.version
+        if self.grad_enabled is not None:
+            out["grad_enabled"] = self.grad_enabled
         return out
 
     def where(self) -> str:

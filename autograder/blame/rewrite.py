@@ -201,7 +201,16 @@ def _inplace_call(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small:
     twin = _twin(call)
     found = []
     alone = isinstance(small, cst.Expr) and small.value is call
-    named = isinstance(receiver, (cst.Name, cst.Attribute))
+    behind = _behind_autograd(receiver)
+    if twin is not None and alone and behind is not None and isinstance(call.func, cst.Attribute):
+        new = cst.Assign(targets=[cst.AssignTarget(target=behind)],
+                         value=twin.with_changes(func=twin.func.with_changes(value=behind)))  # type: ignore[union-attr]
+        found.append(Rewrite("out_of_place", c.file, src.edited({small: new}),
+                             f"`{plain_code(call)}` changes `{plain_code(behind)}` behind autograd's back (its version "
+                             f"counter still changes, so backward fails, and its gradient would ignore the change); "
+                             f"`{plain_code(new)}` makes the change an operation autograd records, so the gradient "
+                             f"accounts for it."))
+    named = isinstance(receiver, (cst.Name, cst.Attribute)) and behind is None
     if twin is not None and alone and named:
         new = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=twin)
         found.append(Rewrite("out_of_place", c.file, src.edited({small: new}),
@@ -216,6 +225,17 @@ def _inplace_call(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small:
         copy = _clone_first(c, src, stmt, receiver, plain_code(call))
         found = copy + found if not alone else found + copy  # nested: the copy keeps what the line meant
     return found
+
+
+def _behind_autograd(receiver: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`x` for `x.detach()` and `x.data`: a name the write reaches behind autograd's back."""
+    if isinstance(receiver, cst.Call) and not receiver.args and isinstance(receiver.func, cst.Attribute) and (
+            receiver.func.attr.value == "detach" and isinstance(receiver.func.value, (cst.Name, cst.Attribute))):
+        return receiver.func.value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data" and isinstance(
+            receiver.value, (cst.Name, cst.Attribute)):
+        return receiver.value
+    return None
 
 
 def _twin(call: cst.Call) -> cst.BaseExpression | None:

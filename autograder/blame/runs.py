@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +20,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import torch
+
+from .transaction import signals_held
 
 RUN_TIMEOUT = 600
 """Seconds for each run (`--timeout`)."""
@@ -44,44 +49,58 @@ class Program:
 def record(program: Program, mode: str, float64: bool, timeout: float = RUN_TIMEOUT,
            out_of_place: tuple[str, ...] = ()) -> dict[str, Any]:
     """Runs the program once under gradients.py and returns its recording."""
-    import torch
-
-    with tempfile.TemporaryDirectory(prefix="autograder-blame-") as tmp:
-        base = Path(tmp)
-        work, scratch_tmp, texts = base / "work", base / "tmp", base / "sources"
-        for folder in (work, scratch_tmp, texts):
-            folder.mkdir()
-        out = base / "recording.pt"
-        command = [sys.executable, "-m", "autograder.blame.gradients", "--mode", mode, "--out", str(out),
-                   "--show", program.folder, *(["--float64"] if float64 else [])]
-        for site in out_of_place:
-            command += ["--out-of-place", site]
-        for n, (path, text) in enumerate(sorted(program.sources.items())):
-            (texts / f"{n}.py").write_text(text, encoding="utf-8")
-            command += ["--source", f"{path}={texts / f'{n}.py'}"]
-        command += [program.script, *program.args]
-        env = dict(os.environ, TMPDIR=str(scratch_tmp), PYTHONDONTWRITEBYTECODE="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])))
-        log = base / "output.txt"
-        status = _run(command, work, env, log, timeout)
+    with signals_held():  # a signal lands while the run runs, never half way through setting up or cleaning up
+        base = Path(tempfile.mkdtemp(prefix="autograder-blame-"))
+    try:
+        with signals_held():
+            out, log, command, env = _prepare(base, program, mode, float64, out_of_place)
+            child = _start(command, base / "work", env, log)
+        status = _wait(child, timeout)
         if status is None:
             return failed(f"it ran longer than {timeout:.0f} s", float64)
         if not out.exists() or out.stat().st_size == 0:
             return failed(f"it crashed (exit {status}): {_tail(log)}", float64)
         return torch.load(out, weights_only=True)
+    finally:
+        with signals_held():
+            shutil.rmtree(base, ignore_errors=True)
 
 
-def _run(command: list[str], cwd: Path, env: dict[str, str], log: Path, timeout: float) -> int | None:
+def _prepare(base: Path, program: Program, mode: str, float64: bool,
+             out_of_place: tuple[str, ...]) -> tuple[Path, Path, list[str], dict[str, str]]:
+    """The run's folders (its working folder, its temporary folder, the texts it runs) and its command."""
+    work, scratch_tmp, texts = base / "work", base / "tmp", base / "sources"
+    for folder in (work, scratch_tmp, texts):
+        folder.mkdir()
+    out = base / "recording.pt"
+    command = [sys.executable, "-m", "autograder.blame.gradients", "--mode", mode, "--out", str(out),
+               "--show", program.folder, *(["--float64"] if float64 else [])]
+    for site in out_of_place:
+        command += ["--out-of-place", site]
+    for n, (path, text) in enumerate(sorted(program.sources.items())):
+        (texts / f"{n}.py").write_text(text, encoding="utf-8")
+        command += ["--source", f"{path}={texts / f'{n}.py'}"]
+    command += [program.script, *program.args]
+    env = dict(os.environ, TMPDIR=str(scratch_tmp), PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])))
+    return out, base / "output.txt", command, env
+
+
+def _start(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> subprocess.Popen:
+    with open(log, "wb") as output:
+        return subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=output,
+                                start_new_session=True)
+
+
+def _wait(child: subprocess.Popen, timeout: float) -> int | None:
     """The run's exit status, or None when it ran past `timeout`. Whatever happens (a time limit, a signal
     that stops --fix), the run and every process it started are gone when this returns or raises."""
-    with open(log, "wb") as output:
-        child = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output,
-                                 stderr=output, start_new_session=True)
-        try:
-            return child.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-        finally:
+    try:
+        return child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        with signals_held():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(child.pid, signal.SIGKILL)  # what it left running in the background, too
             child.wait()

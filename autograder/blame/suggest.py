@@ -86,7 +86,8 @@ def culprit_of(report: Any) -> Culprit | None:
                    saved_code=without_comment(_str(saved.get("code"))), ops_on_line=on_line, chain=_chain(c.get("chain")),
                    saver_chain=_chain(saved.get("chain")),
                    saved_as=saved.get("saved_as") if saved.get("saved_as") in ("input", "output") else None,
-                   line_ran_again=saved.get("line_ran_again") is True)
+                   line_ran_again=saved.get("line_ran_again") is True,
+                   grad_enabled=c.get("grad_enabled") if isinstance(c.get("grad_enabled"), bool) else None)
 
 
 def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
@@ -94,6 +95,8 @@ def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
     src, stmt = _statement(c, read)
     if src is not None and stmt is not None and is_step(src.code(stmt)):
         return step_rewrites(c, src, stmt, read)
+    if c.grad_enabled is False:
+        return []  # a write under no_grad: the fix is outside the line (words)
     found = write_rewrites(c, src, stmt) if src is not None and stmt is not None else []
     if module_ops(c.op) and not any(r.kind == "not_inplace" for r in found):
         found += construction_rewrites(c, read)
@@ -114,6 +117,11 @@ def words(c: Culprit, code: str | None, read: Read | None = None) -> str:
     if is_step(code):
         src, stmt = _statement(c, read) if read is not None else (None, None)
         return step_words(c, code or "opt.step()", later_backward(src, stmt) if src and stmt else None)
+    if c.grad_enabled is False:
+        return (f"{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): "
+                f"autograd does not record it, yet it still changes {c.saved()}, so backward still fails, and what "
+                f"it computes no longer carries a gradient. Take it out of `torch.no_grad()` and make it out of "
+                f"place (`out = out + x` for `out += x`; `inplace=True` dropped).")
     if module_ops(c.op):
         return (f"{shown} calls a module or function with `inplace=True` ({c.op}), which overwrote its input, "
                 f"{c.saved()}: build it without `inplace=True` where it is defined (`nn.ReLU()`).")
