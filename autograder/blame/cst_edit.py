@@ -125,7 +125,14 @@ def changed_lines(before: str, after: str, inserted_after: bool = False, span: i
     return i1 + 1, "\n".join(whole_old[i1:i2]), "\n".join(whole_new[j1:j2])
 
 
+MAX_STATEMENT = 4000
+"""Characters of one statement parsed alone (a line of a report is at most a few hundred)."""
+
+
 def statement(code: str) -> cst.BaseStatement:
+    """One statement, parsed; ValueError where it is too long or too deeply nested for a parser to be safe."""
+    if len(code) > MAX_STATEMENT or _nesting(code) > MAX_NESTING:
+        raise ValueError("too long or too deeply nested to parse")
     return cst.parse_statement(code)
 
 

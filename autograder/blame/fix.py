@@ -82,6 +82,7 @@ class Repair:
             data["steps"] = [s.to_json(verified=True) for s in self.kept]
         data["verification"] = (self.verification or (self.tried[0][1] if self.tried else None) or _unverified()).detail
         data["backup"] = ", ".join(self.backup_names().values()) or None
+        data["tried"] = [{"kind": s.kind, "file": s.file, "line": s.line, "not_kept": v.detail} for s, v in self.tried]
         if self.refused is not None:
             data["refused"] = self.refused
         if not self.kept and self.words is not None:
@@ -245,8 +246,9 @@ def plan(report: dict[str, Any], sources: Sources) -> list[str]:
     head = (f"--fix runs {sources.given} again, each time in a fresh Python, from its text as read now, in a "
             f"scratch folder that shows this folder's files and keeps every file the run writes (your files are "
             f"only read; a write anywhere else fails the run), with stdin from /dev/null and a time limit:",
-            f"  {references} reference run(s) (float64 first; once more in the script's own dtypes if it fails in "
-            f"float64): the program with every saved tensor kept as saved, to compare with;",
+            f"  {references} reference run{'s' if references > 1 else ''}, to compare with: the program with every "
+            f"saved tensor kept as saved (each in float64, and once more in the script's own dtypes if it fails in "
+            f"float64);",
             f"  1 run for each rewrite tried, best first, until one is verified ({len(candidates)} for this culprit);",
             f"  if a rewrite removes its error and another culprit follows, the same for that one (at most "
             f"{MAX_CULPRITS} culprits, {MAX_TRIES} rewrites in all).",

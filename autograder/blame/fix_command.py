@@ -38,6 +38,9 @@ def run_fix(args: argparse.Namespace) -> int:
             with FileLock(sources.script, args.script):
                 if not args.dry_run:
                     check_writable([script])
+                print(f"running {args.script} once under the locator, in this folder, as `python {args.script}` would; "
+                      f"then --fix says what more it runs, and why", file=out,
+                      flush=True)
                 status, reports = run_script(args.script, list(args.args), quiet_stdout=args.json)
                 if not reports:
                     return _nothing(args, status)

@@ -34,7 +34,6 @@ import contextlib
 import inspect
 import os
 import random
-import signal
 import sys
 from typing import Any
 
@@ -254,7 +253,9 @@ def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: list
     sys.meta_path.insert(0, overrides)
     if show is not None:  # from here on, every write Python makes stays in the scratch folder
         temporary = tuple(filter(None, [os.environ.get("TMPDIR")]))  # runs.py gives each run its own
-        sys.addaudithook(ScratchFolder(os.getcwd(), show, also=temporary).hook)
+        scratch = ScratchFolder(os.getcwd(), show, also=temporary)
+        scratch.guard_torch_writers()
+        sys.addaudithook(scratch.hook)
     original = torch.autograd.backward
     torch.autograd.backward = recorder.wrap(original)
     step_hook = register_optimizer_step_pre_hook(recorder.step)
@@ -277,8 +278,6 @@ def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: list
 
 
 def main(argv: list[str] | None = None) -> int:
-    # --fix starts each run with its stopping signals held back (runs.py): the script gets them as usual
-    signal.pthread_sigmask(signal.SIG_SETMASK, set())
     p = argparse.ArgumentParser(prog="python -m autograder.blame.gradients", description=__doc__.split("\n\n")[0])
     p.add_argument("--mode", choices=("plain", "reference", "truncated"), required=True)
     p.add_argument("--out", required=True)

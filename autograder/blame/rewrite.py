@@ -20,7 +20,8 @@ OUT_OF_PLACE = frozenset(
     "index_copy index_fill index_put leaky_relu lerp log log1p logit masked_fill masked_scatter mul nan_to_num "
     "neg pow reciprocal relu remainder renorm round rsqrt scatter scatter_add scatter_reduce sigmoid sign sin "
     "sinh sqrt square squeeze sub t tan tanh threshold transpose tril triu true_divide trunc unsqueeze".split())
-"""In-place methods `x_` whose out-of-place twin `x` takes the same arguments."""
+"""In-place methods `x_` whose out-of-place twin `x` takes the same arguments (on `torch.Tensor`; `hardtanh`,
+`leaky_relu` and `threshold` in `torch.nn.functional`)."""
 
 _AUG_TO_BINARY = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
                   cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide,

@@ -49,21 +49,30 @@ class Program:
 def record(program: Program, mode: str, float64: bool, timeout: float = RUN_TIMEOUT,
            out_of_place: tuple[str, ...] = ()) -> dict[str, Any]:
     """Runs the program once under gradients.py and returns its recording."""
-    with signals_held():  # a signal lands while the run runs, never half way through setting up or cleaning up
-        base = Path(tempfile.mkdtemp(prefix="autograder-blame-"))
+    base: Path | None = None
+    child: subprocess.Popen | None = None
     try:
-        with signals_held():
+        with signals_held():  # a signal lands while the run runs, never half way through starting or cleaning up
+            base = Path(tempfile.mkdtemp(prefix="autograder-blame-"))
             out, log, command, env = _prepare(base, program, mode, float64, out_of_place)
             child = _start(command, base / "work", env, log)
-        status = _wait(child, timeout)
+        try:
+            status: int | None = child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            status = None
         if status is None:
             return failed(f"it ran longer than {timeout:.0f} s", float64)
         if not out.exists() or out.stat().st_size == 0:
             return failed(f"it crashed (exit {status}): {_tail(log)}", float64)
         return torch.load(out, weights_only=True)
     finally:
-        with signals_held():
-            shutil.rmtree(base, ignore_errors=True)
+        with signals_held():  # the run, what it left in the background, and its folders: all gone
+            if child is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+            if base is not None:
+                shutil.rmtree(base, ignore_errors=True)
 
 
 def _prepare(base: Path, program: Program, mode: str, float64: bool,
@@ -90,20 +99,6 @@ def _start(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> sub
     with open(log, "wb") as output:
         return subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=output,
                                 start_new_session=True)
-
-
-def _wait(child: subprocess.Popen, timeout: float) -> int | None:
-    """The run's exit status, or None when it ran past `timeout`. Whatever happens (a time limit, a signal
-    that stops --fix), the run and every process it started are gone when this returns or raises."""
-    try:
-        return child.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    finally:
-        with signals_held():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(child.pid, signal.SIGKILL)  # what it left running in the background, too
-            child.wait()
 
 
 def _tail(log: Path) -> str:

@@ -7,8 +7,9 @@ writing, `os.open`, remove, rename, mkdir, chmod, ...). A write into the scratch
 links on its way with real folders and copies (a link to a file is replaced by a copy of it, or by nothing
 when the file is truncated), so it lands in the scratch folder; a write anywhere else (an absolute path, a
 path next to the script through `__file__`) raises PermissionError, and the run fails with that message.
-What the hook cannot see: writes made by C code (a C++ extension writing a file) and by child processes the
-script starts; they are the limits book/reference/blame.md states.
+`torch.save` and `torch.jit.save`, which open their file in C++, are checked the same way. What is not seen:
+writes made by other C code (h5py, a C++ extension writing a file) and by child processes the script starts;
+they are the limits book/reference/blame.md states.
 
 The script and the files a rewrite changed are run from text (`Overrides`), under their own file names, so
 that the user's files are read, never written, while a rewrite is verified, and reports name the user's
@@ -72,6 +73,26 @@ class ScratchFolder:
         check = _EVENTS.get(event)
         if check is not None:
             check(self, args)
+
+    def guard_torch_writers(self) -> None:
+        """`torch.save(obj, path)` and `torch.jit.save` open their file in C++, where no audit event is raised:
+        their path goes through the same check (a checkpoint is what a training script writes most)."""
+        import torch
+        import torch.jit
+
+        for owner, name in ((torch, "save"), (torch.serialization, "save"), (torch.jit, "save")):
+            original = getattr(owner, name)
+            setattr(owner, name, self._checked(original))
+
+    def _checked(self, write: Callable[..., Any]) -> Callable[..., Any]:
+        def checked(obj: Any, f: Any, *args: Any, **kwargs: Any) -> Any:
+            path = _path(f)
+            if path is not None:
+                self.make_writable(path, final=True, truncate=True)
+            return write(obj, f, *args, **kwargs)
+
+        checked.__wrapped__ = write  # type: ignore[attr-defined]
+        return checked
 
 
 def _mirror(source: str, folder: str) -> None:

@@ -83,7 +83,7 @@ def culprit_of(report: Any) -> Culprit | None:
     return Culprit(op=c["op"], file=c["file"], line=c["line"],
                    saved_op=_str(saved.get("op")), saved_file=_str(saved.get("file")),
                    saved_line=saved.get("line") if isinstance(saved.get("line"), int) else None,
-                   saved_code=without_comment(_str(saved.get("code"))), ops_on_line=on_line, chain=_chain(c.get("chain")),
+                   saved_code=_line(without_comment(_str(saved.get("code")))), ops_on_line=on_line, chain=_chain(c.get("chain")),
                    saver_chain=_chain(saved.get("chain")),
                    saved_as=saved.get("saved_as") if saved.get("saved_as") in ("input", "output") else None,
                    line_ran_again=saved.get("line_ran_again") is True,
@@ -236,6 +236,11 @@ def _names_in(code: str | None) -> set[str]:
         return names_read(statement(code)) if code else set()
     except Exception:  # noqa: BLE001 - unparsable: no names known
         return set()
+
+
+def _line(code: str | None) -> str | None:
+    """A line of code as the rules use it: None when it is longer than any line they read."""
+    return code if code is not None and len(code) <= MAX_LINE else None
 
 
 def _str(value: Any) -> str | None:

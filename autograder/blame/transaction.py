@@ -45,14 +45,24 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
+class _Stopping:
+    """The signal handler's state: how deep in `signals_held` blocks the main thread is, and a signal kept back."""
+
+    held = 0
+    pending: int | None = None
+
+
+def _stop(signum: int, frame: object) -> None:
+    if _Stopping.held:
+        _Stopping.pending = _Stopping.pending or signum  # raised when the block ends
+        return
+    raise Interrupted(signum)
+
+
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
     """Each of `SIGNALS` raises `Interrupted` (in the main thread) while the block runs."""
-
-    def stop(signum: int, frame: object) -> None:
-        raise Interrupted(signum)
-
-    old = {s: signal.signal(s, stop) for s in SIGNALS}
+    old = {s: signal.signal(s, _stop) for s in SIGNALS}
     try:
         yield
     finally:
@@ -62,12 +72,16 @@ def stop_on_signals() -> Iterator[None]:
 
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
-    """`SIGNALS` wait until the block is over (a few system calls): it is never left half done."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    """A signal that arrives in the block is raised when the block ends (it runs a few system calls, never left
+    half done: starting a run, stopping it and removing its folders, writing the files)."""
+    _Stopping.held += 1
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        _Stopping.held -= 1
+        if not _Stopping.held and _Stopping.pending is not None:
+            signum, _Stopping.pending = _Stopping.pending, None
+            raise Interrupted(signum)
 
 
 def lock_folder() -> Path:
