@@ -185,7 +185,7 @@ def test_grader_form_reports_lines_of_the_answer_code():
     found = culprit_for(lambda: namespace["f"](x).sum().backward(), filename=ANSWER_FILE)
     assert found["culprit"] | {"chain": None, "version": None} == {
         "op": "torch.Tensor.mul_", "file": ANSWER_FILE, "line": 5, "code": "h.mul_(2)", "function": "f",
-        "chain": None, "version": None}
+        "chain": None, "version": None, "grad_enabled": True}
     assert (found["saved_by"]["line"], found["saved_by"]["code"]) == (4, "h = torch.sigmoid(x)")
     assert culprit_for(lambda: namespace["f"](x.detach().requires_grad_()).detach()) is None
     with pytest.raises(ZeroDivisionError):
