@@ -27,7 +27,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder.blame.runs import Program, record  # noqa: E402 - the package of this checkout
-from autograder.blame.verify import TOLERANCES, _other_values  # noqa: E402
+from autograder.blame.verify import TOLERANCES, _other_values, reference  # noqa: E402
 
 
 def run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -52,15 +52,18 @@ def one(script: Path) -> dict:
         return {"name": script.stem, "raised": "modified by an inplace operation" in broken.stderr,
                 "status": done.returncode, "repaired": repaired, "kind": fix.get("kind"), "seconds": seconds,
                 "why": (why or done.stderr.strip()[-200:])[:150], "culprits": len(fix.get("steps") or [None]),
-                "same": same_values(script, copy) if repaired else None}
+                "same": same_values(script, copy, fix.get("kind")) if repaired else None}
 
 
-def same_values(original: Path, fixed: Path) -> bool:
-    """Whether the repaired program's losses, pass by pass, are the original program's (in float64)."""
-    ref = record(Program(str(original), (), str(original.parent)), "reference", True)
-    now = record(Program(str(fixed), (), str(fixed.parent)), "plain", True)
+def same_values(original: Path, fixed: Path, kind: str | None) -> bool:
+    """Whether the repaired program's losses, pass by pass, are the original program's (float64 where it runs in
+    it). A detached state promises truncated backpropagation through time (that is the fix): from the second
+    step on, the training differs from the original program's, which backpropagates into the old graph."""
+    mode = "truncated" if kind == "detach_state" else "reference"
+    ref = reference(Program(str(original), (), str(original.parent)), mode)
+    now = record(Program(str(fixed), (), str(fixed.parent)), "plain", ref["float64"])
     return ref["error"] is None and now["error"] is None and len(ref["roots"]) == len(now["roots"]) and (
-        _other_values(ref["roots"], now["roots"], TOLERANCES[True]) is None)
+        _other_values(ref["roots"], now["roots"], TOLERANCES[ref["float64"]]) is None)
 
 
 def main(names: list[str]) -> int:
