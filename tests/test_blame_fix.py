@@ -15,6 +15,7 @@ import torch
 
 from autograder import trials as trial_plan
 from autograder.blame import explain, locate, report_of
+from autograder.blame.runs import Program
 from autograder.blame.suggest import suggest, suggest_from_line, suggestions
 from autograder.blame.verify import compare, reference, verify
 from autograder.exercises import get
@@ -168,7 +169,8 @@ def test_gradients_are_compared_leaf_by_leaf_with_a_named_tolerance():
     inplace = {"type": "RuntimeError", "message": "one of the variables ...", "inplace": True, "report": None}
     assert not compare(ref, recording([], [], error=inplace, status=1)).error_gone
     assert "cannot verify" in compare(recording([], [], error=inplace, status=1), ref).detail
-    assert "reach other leaf tensors" in compare(ref, recording([[a]], [a])).detail
+    assert "fewer leaf tensors get a gradient: 1, the reference 2" in compare(ref, recording([[a]], [a])).detail
+    assert "reach other leaf tensors" in compare(ref, recording([[b, None]], [b, a])).detail
 
 
 def test_with_optimizers_the_gradients_each_step_uses_are_compared():
@@ -350,15 +352,16 @@ def test_fix_keeps_a_later_backward_to_the_next_optimizer(source, kind, fixed, t
 
 @pytest.mark.slow
 def test_moving_the_step_alone_is_not_verified(tmp_path):
-    """D's step would use D_loss's gradients and G_loss's: the criterion sees it at D's first step."""
+    """D's step would use D_loss's gradients and G_loss's: D's first step moves D elsewhere, so the next
+    iteration's losses differ (the forward values are compared before the gradients each step used)."""
     (tmp_path / "gan.py").write_text(GAN)
     (tmp_path / "moved.py").write_text(GAN.replace(
         "    opt_D.step()  # G_loss's graph went through D before this step\n", "").replace(
         "    G_loss.backward()\n", "    G_loss.backward()\n    opt_D.step()\n"))
-    ref = reference(str(tmp_path / "gan.py"), [], "reference")
-    verdict, _ = verify(str(tmp_path / "moved.py"), [], ref)
+    ref = reference(Program(str(tmp_path / "gan.py"), (), str(tmp_path)), "reference")
+    verdict, _ = verify(Program(str(tmp_path / "moved.py"), (), str(tmp_path)), ref)
     assert verdict.error_gone and not verdict.verified
-    assert "differs at step 1 of optimizer 1" in verdict.detail, verdict.detail
+    assert "it computes other values: the loss of backward 3 is" in verdict.detail, verdict.detail
 
 
 @pytest.mark.slow

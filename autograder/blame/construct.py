@@ -103,15 +103,15 @@ def _candidates(c: Culprit, src: Source, file: str, modules: set[str]) -> list[t
     found = []
     for call in src.nodes(cst.Call):
         if callee_name(call) in modules and inplace_argument(call) is not None:
-            where = f" (built at line {src.line_of(call)}, called at line {c.line})"
+            where = f" (built at line {c.at(src.line_of(call))}, called at line {c.at(c.line)})"
             found.append((call, drop_inplace(c, src, call, file, where)))
     for assign in src.nodes(cst.Assign):
         target = assign.targets[0].target if len(assign.targets) == 1 else None
         if (isinstance(target, cst.Attribute) and target.attr.value == "inplace"
                 and isinstance(assign.value, cst.Name) and assign.value.value == "True"):
             new = assign.with_changes(value=cst.Name("False"))
-            why = (f"`{plain_code(assign)}` (line {src.line_of(assign)}) turns `inplace` on, so the module "
-                   f"called at line {c.line} overwrites its input, {c.saved()}; with `inplace = False` it returns "
+            why = (f"`{plain_code(assign)}` (line {c.at(src.line_of(assign))}) turns `inplace` on, so the module "
+                   f"called at line {c.at(c.line)} overwrites its input, {c.saved()}; with `inplace = False` it returns "
                    f"a new tensor with the same values.")
             found.append((assign, Rewrite("not_inplace", file, src.edited({assign: new}), why, "out_of_place")))
     return found

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,29 +75,64 @@ def parsed(text: str) -> Source:
 
 
 def unified_diff(before: str, after: str, name: str, context: int = 1) -> str:
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=name, tofile=name, n=context)
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    """The unified diff of two texts. Only the span between their common first and last lines is compared
+    (a rewrite changes a few lines), so the cost is linear in the file, not quadratic."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    head, tail = _common_ends(old, new)
+    start = max(head - context, 0)
+    a, b = old[start:len(old) - max(tail - context, 0)], new[start:len(new) - max(tail - context, 0)]
+    lines = difflib.unified_diff(a, b, fromfile=name, tofile=name, n=context)
+    return "".join(_shifted(line, start) if line.startswith("@@") else line if line.endswith("\n") else line + "\n"
+                   for line in lines)
+
+
+def _shifted(hunk: str, by: int) -> str:
+    """A hunk header of a diff of lines `by + 1` on, numbered as in the whole file."""
+    def shift(m: re.Match) -> str:
+        first = int(m.group(2))
+        return f"{m.group(1)}{first + by if first or by else 0}"
+    return re.sub(r"([-+])(\d+)", shift, hunk, count=2)
+
+
+def _common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+    """How many first lines, and then how many last lines, the two lists share."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, tail
 
 
 def changed_lines(before: str, after: str, inserted_after: bool = False, span: int = 6) -> tuple[int, str, str]:
     """(first line, 1-based; the old lines; the new lines) spanning the changes (the first one alone when they
     are more than `span` lines apart: the diff shows the rest). A pure insertion takes the line it is inserted
-    before (or after, with `inserted_after`) along, so that `before` is never empty."""
-    old, new = before.splitlines(), after.splitlines()
+    before (or after, with `inserted_after`) along, so that `before` is never empty. Linear in the file: only
+    the span between the common first and last lines is compared."""
+    whole_old, whole_new = before.splitlines(), after.splitlines()
+    head, tail = _common_ends(whole_old, whole_new)
+    old, new = whole_old[head:len(whole_old) - tail], whole_new[head:len(whole_new) - tail]
     changes = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes() if op[0] != "equal"]
     if not changes:
         return 0, "", ""
     last = changes[-1] if changes[-1][2] - changes[0][1] <= span else changes[0]
-    i1, j1, i2, j2 = changes[0][1], changes[0][3], last[2], last[4]
+    i1, j1, i2, j2 = changes[0][1] + head, changes[0][3] + head, last[2] + head, last[4] + head
     if i1 == i2 and inserted_after and i1 > 0:
         i1, j1 = i1 - 1, j1 - 1
-    elif i1 == i2 and i2 < len(old):
+    elif i1 == i2 and i2 < len(whole_old):
         i2, j2 = i2 + 1, j2 + 1
-    return i1 + 1, "\n".join(old[i1:i2]), "\n".join(new[j1:j2])
+    return i1 + 1, "\n".join(whole_old[i1:i2]), "\n".join(whole_new[j1:j2])
+
+
+MAX_STATEMENT = 4000
+"""Characters of one statement parsed alone (a line of a report is at most a few hundred)."""
 
 
 def statement(code: str) -> cst.BaseStatement:
+    """One statement, parsed; ValueError where it is too long or too deeply nested for a parser to be safe."""
+    if len(code) > MAX_STATEMENT or _nesting(code) > MAX_NESTING:
+        raise ValueError("too long or too deeply nested to parse")
     return cst.parse_statement(code)
 
 

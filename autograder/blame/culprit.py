@@ -24,6 +24,19 @@ class Culprit:
     chain: tuple[tuple[str, int], ...] = ()
     """The user's frames of the write, innermost first: (file, line)."""
     saver_chain: tuple[tuple[str, int], ...] = ()
+    saved_as: str | None = None
+    """"input" or "output": what the saved tensor was to the operation that saved it (None: not known)."""
+    line_ran_again: bool = False
+    """The saving line ran again after it saved the tensor: the tensor is from an earlier pass of a loop."""
+    grad_mode: bool | None = None
+    """Whether gradients were on when the culprit wrote (False inside `torch.no_grad()`)."""
+    renumbered: tuple[tuple[int, int], ...] = ()
+    """(line in the text the rules read, line in the user's file) where they differ: the grader's rules read
+    the culprit's and the saver's lines alone, as lines 1 and 2, whatever their numbers in the answer."""
+
+    def at(self, line: int | None) -> int | None:
+        """A line of the text the rules read, as the user's file numbers it (for the words and the diff)."""
+        return dict(self.renumbered).get(line, line) if line is not None else None
 
     @property
     def method(self) -> str:
@@ -32,7 +45,7 @@ class Culprit:
 
     def saved(self) -> str:
         if self.saved_code and self.saved_line:
-            return f"the tensor that `{self.saved_code}` (line {self.saved_line}) saved for backward"
+            return f"the tensor that `{self.saved_code}` (line {self.at(self.saved_line)}) saved for backward"
         return "a tensor saved for backward"
 
 

@@ -1,25 +1,39 @@
-"""`autograder blame --fix`: write the suggested rewrite, run the program again, keep it only if verified.
+"""`autograder blame --fix`: find a rewrite that re-running verifies, culprit after culprit, then write it.
 
-For each candidate rewrite, best first (suggest.py): the file is copied beside itself (`train.py.orig`), the
-rewrite is written, and the program runs again in a fresh interpreter (verify.py). The first rewrite that
-removes the error *and* keeps the reference's gradients stays, with its backup; any other is undone at once
-(the file is restored byte for byte and its backup removed). When none is verified, nothing is left changed
-and the exit status is `NOT_FIXED`, with the suggestion in words.
+For each candidate rewrite of the culprit, best first (suggest.py), the rewritten program runs in a fresh
+interpreter, from text, in a scratch folder (runs.py): the user's files are only read. It is compared with
+its reference (verify.py). When it is verified, that is the fix. When it removes its error but the program
+then meets another in-place error elsewhere (a second culprit), and it computes what the program computed
+as far as it ran, the search goes on from there with the rewrites so far kept: each rewrite is checked,
+and the last one makes the whole program run and is compared with the reference of all of them. Nothing is
+written until the whole chain is verified, and then all of it or none (transaction.py).
 """
 
 from __future__ import annotations
 
-import shutil
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cst_edit import unified_diff
+from .runs import RUN_TIMEOUT, Program
+from .sources import Sources
 from .suggest import Suggestion, suggestions
-from .verify import RUN_TIMEOUT, Verdict, reference, verify
+from .verify import Verification, compare, partial_compare, reference, verify
 
-FIXED, NOT_FIXED = 0, 3
-"""Exit statuses of --fix (1 stays the script's in-place error, 2 a usage error)."""
+FIXED, SCRIPT_FAILED, WORDS_ONLY, COULD_NOT_WRITE = 0, 1, 3, 4
+"""Exit statuses of --fix: the file now runs without the error (or had none to fix); the script failed
+otherwise (another error, or a non-zero exit); no rewrite was verified (the suggestion is in words); a
+verified rewrite could not be written (the file changed, is read-only, is locked by another --fix). 2 stays a
+usage error, 128 + N a signal."""
+
+MAX_CULPRITS = 4
+"""Culprits fixed one after another in one run of --fix."""
+
+MAX_TRIES = 12
+"""Rewritten programs run in all: each is one more run of the user's script."""
 
 REFERENCES = {"out_of_place": "the culprit call made out of place, every saved tensor kept as saved",
               "same": "every saved tensor kept as saved, the write kept",
@@ -28,38 +42,64 @@ REFERENCES = {"out_of_place": "the culprit call made out of place, every saved t
 
 
 @dataclass
-class Outcome:
-    """What --fix did: the rewrite kept (or None), its verdict, the backup, and every rewrite tried."""
+class Repair:
+    """What --fix found: the rewrites that together are verified (culprit after culprit), every rewrite tried
+    and not kept, the words when none is; after writing, the backups or why nothing could be written."""
 
-    kept: Suggestion | None = None
-    verdict: Verdict | None = None
-    backup: Path | None = None
-    tried: list[tuple[Suggestion, Verdict]] = field(default_factory=list)
+    kept: list[Suggestion] = field(default_factory=list)
+    verification: Verification | None = None
+    tried: list[tuple[Suggestion, Verification]] = field(default_factory=list)
     words: Suggestion | None = None
+    texts: dict[Path, str] = field(default_factory=dict)
+    """The new text of each file the kept rewrites change."""
+    backups: dict[Path, Path] = field(default_factory=dict)
+    refused: str | None = None
+    """Why the verified rewrite was not written (transaction.CouldNotWrite)."""
+    originals: dict[Path, str] = field(default_factory=dict)
+    shown: dict[Path, str] = field(default_factory=dict)
 
     @property
     def status(self) -> int:
-        return FIXED if self.kept is not None else NOT_FIXED
+        if self.kept and self.refused is not None:
+            return COULD_NOT_WRITE
+        return FIXED if self.kept and self.backups else WORDS_ONLY
+
+    def backup_names(self) -> dict[Path, str]:
+        """Each backup as the user names its file: `train.py.orig` beside `train.py`."""
+        return {p: os.path.join(os.path.dirname(self.shown[p]), b.name) for p, b in self.backups.items()}
+
+    def diff(self) -> str:
+        """Every change the kept rewrites make, file by file, as one unified diff."""
+        return "".join(unified_diff(self.originals[p], text, self.shown[p]) for p, text in self.texts.items())
 
     def to_json(self) -> dict[str, Any] | None:
-        shown = self.kept or (self.tried[0][0] if self.tried else self.words)
+        shown = self.kept[0] if self.kept else (self.tried[0][0] if self.tried else self.words)
         if shown is None:
             return None
-        data = shown.to_json(verified=self.kept is not None)
-        data["verification"] = (self.verdict or (self.tried[0][1] if self.tried else None) or _unverified()).detail
-        data["backup"] = str(self.backup) if self.backup else None
-        if self.kept is None and self.words is not None:
+        data = shown.to_json(verified=bool(self.kept) and self.refused is None)
+        if self.kept:
+            data["diff"] = self.diff()
+            data["steps"] = [s.to_json(verified=True) for s in self.kept]
+        data["verification"] = (self.verification or (self.tried[0][1] if self.tried else None) or _unverified()).detail
+        data["backup"] = ", ".join(self.backup_names().values()) or None
+        data["tried"] = [{"kind": s.kind, "file": s.file, "line": s.line, "not_kept": v.detail} for s, v in self.tried]
+        if self.refused is not None:
+            data["refused"] = self.refused
+        if not self.kept and self.words is not None:
             data["words"] = self.words.why
         return data
 
     def text(self) -> str:
-        lines = []
-        for s, v in self.tried:
-            lines.append(f"Tried ({s.kind}) {s.file}:{s.line}: not kept: {v.detail}")
-        if self.kept is not None and self.verdict is not None:
-            lines.append(self.kept.text(status="applied and verified"))
-            lines.append(f"Verified: the in-place error is gone, and {self.verdict.detail}.")
-            lines.append(f"Fixed {self.kept.file}; the original is in {self.backup}.")
+        lines = [f"Tried ({s.kind}) {s.file}:{s.line}: not kept: {v.detail}" for s, v in self.tried]
+        if self.kept and self.verification is not None:
+            status = "verified, not written" if self.refused else "applied and verified"
+            lines.append(f"Suggested fix ({status}):\n{self.diff().rstrip()}")
+            lines += [f"  why ({s.file}:{s.line}): {s.why}" for s in self.kept]
+            lines.append(f"Verified: the in-place error is gone, and {self.verification.detail}.")
+            if self.refused is not None:
+                lines.append(f"Not written: {self.refused}")
+            else:
+                lines += [f"Fixed {self.shown[p]}; the original is in {b}." for p, b in self.backup_names().items()]
         else:
             lines.append("Not fixed: no rewrite could be verified, so no file was changed.")
             if self.words is not None:
@@ -67,73 +107,154 @@ class Outcome:
         return "\n".join(lines)
 
 
-def read_file(file: str) -> str | None:
-    """A file's text exactly as on disk (newlines kept), or None."""
-    path = Path(file)
-    try:
-        return path.read_bytes().decode("utf-8") if path.is_file() else None
-    except (OSError, UnicodeDecodeError):
+class Search:
+    """The rewrites worth trying for a report, verified by running them; references made once each."""
+
+    def __init__(self, program: Program, sources: Sources, timeout: float = RUN_TIMEOUT,
+                 progress: Callable[[str], None] = lambda line: None) -> None:
+        self.program, self.sources, self.timeout, self.progress = program, sources, timeout, progress
+        self.references: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+        self.runs = 0
+        self.repair = Repair()
+
+    def run(self, report: dict[str, Any]) -> Repair:
+        found = self._solve(report, [], (), {}, 0)
+        if found is not None:
+            self.repair.kept, self.repair.verification, texts = found
+            self.repair.texts = {p: t for p, t in texts.items()}
+            for p in texts:
+                self.repair.originals[p] = self.sources.file(str(p)).text  # type: ignore[union-attr]
+                self.repair.shown[p] = self.sources.shown(p)
+        return self.repair
+
+    def _solve(self, report: dict[str, Any], chain: list[Suggestion], sites: tuple[str, ...], texts: dict[Path, str],
+               depth: int) -> tuple[list[Suggestion], Verification, dict[Path, str]] | None:
+        """Depth first: each candidate of this culprit, and where it moves the error on, the next culprit's."""
+        found = suggestions(report, read=lambda name: self._read(name, texts))
+        if found is None:
+            return None
+        candidates, words = found
+        if depth == 0:
+            self.repair.words = words
+        for s in candidates:
+            path = self.sources.resolve(s.file) if s.rewrite is not None and s.file else None
+            if path is None or self.sources.file(s.file or "") is None or self.runs >= MAX_TRIES:
+                continue
+            now = [*chain, s]
+            mode = "truncated" if any(c.contract == "truncated" for c in now) else "reference"
+            now_sites = (*sites, _site(report, self.sources)) if s.contract == "out_of_place" else sites
+            refused = self._claim(mode, now_sites)
+            if refused is not None:
+                self.repair.tried.append((s, refused))
+                continue
+            ref = self._reference(mode, now_sites)
+            new_texts = {**texts, path: s.rewrite.text}  # type: ignore[union-attr]
+            self.progress(f"trying ({s.kind}) {s.file}:{s.line} ...")
+            self.runs += 1
+            verification, recording = verify(self.program.rewritten({str(p): t for p, t in new_texts.items()}), ref,
+                                             self.timeout)
+            if verification.verified:
+                return now, verification, new_texts
+            moved = self._moved_on(report, recording, ref)
+            if moved is not None and depth + 1 < MAX_CULPRITS:
+                self.progress(f"  that error is gone; another in-place error follows at "
+                              f"{moved['culprit']['file']}:{moved['culprit']['line']}: fixing it too")
+                deeper = self._solve(moved, now, now_sites, new_texts, depth + 1)
+                if deeper is not None:
+                    return deeper
+            self.repair.tried.append((s, verification))
         return None
 
+    def _read(self, name: str, texts: dict[Path, str]) -> str | None:
+        path = self.sources.resolve(name)
+        return texts[path] if path in texts else self.sources.text(name)
 
-def backup_path(path: Path) -> Path:
-    """`train.py.orig`, or `train.py.orig.1`, ... when an earlier backup is there."""
-    candidate, n = path.with_name(path.name + ".orig"), 0
-    while candidate.exists():
-        n += 1
-        candidate = path.with_name(f"{path.name}.orig.{n}")
-    return candidate
+    def _reference(self, mode: str, sites: tuple[str, ...]) -> dict[str, Any]:
+        key = (mode, sites)
+        if key not in self.references:
+            what = REFERENCES["truncated" if mode == "truncated" else "out_of_place" if sites else "same"]
+            self.progress(f"running the reference ({what})...")
+            self.runs += 1
+            self.references[key] = reference(self.program, mode, self.timeout, sites)
+        return self.references[key]
 
+    def _claim(self, mode: str, sites: tuple[str, ...]) -> Verification | None:
+        """With culprits made out of place, the program must still compute what it computed: else why not."""
+        if not sites:
+            return None
+        same = compare(self._reference(mode, ()), self._reference(mode, sites))
+        if same.verified or not same.error_gone:
+            return None  # equal, or the reference itself fails (then every try says so)
+        return Verification(True, False, f"making the culprit out of place changes what the program computes "
+                                         f"({same.detail}): the in-place write is part of the program (another "
+                                         f"name reads what it wrote), so only a rewrite that keeps it can be right")
 
-def fix(script: str, args: list[str], report: dict[str, Any], timeout: float = RUN_TIMEOUT,
-        progress: Callable[[str], None] = lambda line: None) -> Outcome:
-    """Tries each candidate rewrite of the report's culprit; keeps the first that is verified."""
-    found = suggestions(report, read=read_file)
-    if found is None:
-        return Outcome()
-    candidates, words = found
-    outcome = Outcome(words=words)
-    references: dict[tuple[str, str | None], dict[str, Any]] = {}
-    for s in candidates:
-        if s.rewrite is None or s.file is None:
-            continue
-        key = _reference_of(s.contract, report)
-        if key not in references:
-            progress(f"running the reference ({REFERENCES[s.contract]})...")
-            references[key] = reference(script, args, key[0], timeout, key[1])
-        progress(f"trying ({s.kind}) {s.file}:{s.line} ...")
-        verdict, backup = _try(script, args, s, references[key], timeout)
-        if verdict.verified:
-            outcome.kept, outcome.verdict, outcome.backup = s, verdict, backup
-            return outcome
-        outcome.tried.append((s, verdict))
-    return outcome
-
-
-def _try(script: str, args: list[str], s: Suggestion, ref: dict[str, Any], timeout: float) -> tuple[Verdict, Path]:
-    """Writes the rewrite (after a backup), verifies it, and undoes it unless verified."""
-    assert s.rewrite is not None and s.file is not None
-    path = Path(s.file)
-    backup = backup_path(path)
-    shutil.copy2(path, backup)
-    verdict = Verdict(False, False, "not run")
-    try:
-        path.write_bytes(s.rewrite.text.encode("utf-8"))
-        verdict, _ = verify(script, args, ref, timeout)
-    finally:
-        if not verdict.verified:
-            shutil.copy2(backup, path)  # the original bytes and times
-            backup.unlink()
-    return verdict, backup
+    def _moved_on(self, report: dict[str, Any], recording: dict[str, Any], ref: dict[str, Any]) -> dict | None:
+        """The next culprit's report when the rewrite removed its error and another in-place error followed,
+        having computed what the reference computed so far; else None."""
+        error = recording.get("error") or {}
+        nxt = error.get("report") if error.get("inplace") else None
+        if not isinstance(nxt, dict) or not isinstance(nxt.get("culprit"), dict) or nxt["culprit"].get("line") is None:
+            return None
+        nxt = _shown_names(nxt, self.sources)
+        if _where(nxt) == _where(report) or partial_compare(ref, recording) is not None:
+            return None
+        return nxt
 
 
-def _reference_of(contract: str, report: dict[str, Any]) -> tuple[str, str | None]:
-    """(gradients.py mode, the culprit to make out of place or None) for a rewrite's contract."""
-    if contract == "truncated":
-        return "truncated", None
+def _site(report: dict[str, Any], sources: Sources) -> str:
+    """FILE:LINE:OP of the culprit a rewrite makes out of place, as the reference run matches it."""
     c = report["culprit"]
-    return "reference", f"{c['file']}:{c['line']}:{c['op']}" if contract == "out_of_place" else None
+    path = sources.resolve(str(c.get("file"))) or c.get("file")
+    return f"{path}:{c.get('line')}:{c.get('op')}"
 
 
-def _unverified() -> Verdict:
-    return Verdict(False, False, "no rewrite applies")
+def _where(report: dict[str, Any]) -> tuple:
+    c, saved = report.get("culprit") or {}, report.get("saved_by") or {}
+    return c.get("file"), c.get("line"), saved.get("file"), saved.get("line")
+
+
+def _shown_names(report: dict[str, Any], sources: Sources) -> dict[str, Any]:
+    """A report from a verification run names the script by its absolute path: use the name the user typed."""
+    def rename(site: Any) -> Any:
+        if isinstance(site, dict) and site.get("file") == str(sources.script):
+            site = {**site, "file": sources.given}
+        if isinstance(site, dict) and isinstance(site.get("chain"), list):
+            site = {**site, "chain": [rename(s) for s in site["chain"]]}
+        return site
+
+    out = dict(report)
+    for key in ("culprit", "saved_by"):
+        out[key] = rename(report.get(key))
+    if isinstance(report.get("modifications"), list):
+        out["modifications"] = [rename(m) for m in report["modifications"]]
+    return out
+
+
+def plan(report: dict[str, Any], sources: Sources) -> list[str]:
+    """What --fix will run, and why, before it runs anything more (`--dry-run` prints it and stops)."""
+    found = suggestions(report, read=sources.text)
+    candidates = [s for s in (found[0] if found else []) if s.rewrite is not None]
+    lines = []
+    keys = set()
+    for s in candidates:
+        keys.add(s.contract)
+        lines.append(f"  try ({s.kind}) {s.file}:{s.line}, compared with the reference: {REFERENCES[s.contract]}")
+    if not candidates:
+        return ["No rewrite applies: --fix runs nothing more and gives the suggestion in words."]
+    references = len(keys) + ("out_of_place" in keys and "same" not in keys)
+    head = (f"--fix runs {sources.given} again, each time in a fresh Python, from its text as read now, in a "
+            f"scratch folder that shows this folder's files and keeps every file the run writes (your files are "
+            f"only read; a write anywhere else fails the run), with stdin from /dev/null and a time limit:",
+            f"  {references} reference run{'s' if references > 1 else ''}, to compare with: the program with every "
+            f"saved tensor kept as saved (each in float64, and once more in the script's own dtypes if it fails in "
+            f"float64);",
+            f"  1 run for each rewrite tried, best first, until one is verified ({len(candidates)} for this culprit);",
+            f"  if a rewrite removes its error and another culprit follows, the same for that one (at most "
+            f"{MAX_CULPRITS} culprits, {MAX_TRIES} rewrites in all).",
+            "Rewrites it would try:")
+    return [*head, *lines, "Nothing is written until a rewrite is verified; then the original is kept beside it."]
+
+
+def _unverified() -> Verification:
+    return Verification(False, False, "no rewrite applies")

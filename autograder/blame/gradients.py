@@ -1,9 +1,11 @@
-"""Runs a script and records the gradients it computes: what `autograder blame --fix` compares (verify.py).
+"""Runs a script and records what it computes: what `autograder blame --fix` compares (verify.py).
 
-    python -m autograder.blame.gradients --mode MODE --out FILE [--float64] SCRIPT [ARGS...]
+    python -m autograder.blame.gradients --mode MODE --out FILE [--float64] [--out-of-place FILE:LINE:OP ...]
+        [--source PATH=TEXTFILE ...] [--show FOLDER] SCRIPT [ARGS...]
 
-After each call of `torch.autograd.backward` (so `loss.backward()` too) it records the `.grad` of every leaf
-tensor seen so far, and which leaves that pass reached (found by walking the graph from the roots:
+Before each call of `torch.autograd.backward` (so `loss.backward()` too) it records the values of the tensors
+the pass starts from (the loss: the forward values the gradients are made of); after it, the `.grad` of every
+leaf tensor seen so far, and which leaves that pass reached (found by walking the graph from the roots:
 parameters, inputs with `requires_grad`; with `inputs=`, only those of them the pass accumulates into).
 Before each optimizer step (a global step pre-hook: every `torch.optim` optimizer) it records the `.grad` of
 each parameter of that optimizer: what the step uses. At the end, the values of every leaf (so a different
@@ -12,14 +14,17 @@ update shows). Modes:
 - `plain`: the program as written, under the locator (a remaining in-place error names its culprit).
 - `reference`: every tensor autograd saves is cloned as it is saved, so no later write reaches it: each op's
   backward sees its inputs as they were when it ran, while the forward computes what the program computed
-  (PyTorch's `allow_mutation_on_saved_tensors` promises the same). With `--out-of-place FILE:LINE:OP`, the
-  culprit call itself (op OP called from that line) is also made out of place, so that its caller gets a new
-  tensor and any other name for the old one keeps the old values: the program with the culprit op made out
+  (PyTorch's `allow_mutation_on_saved_tensors` promises the same). With `--out-of-place FILE:LINE:OP` (one or
+  more), each culprit call (op OP called from that line) is also made out of place, so that its caller gets a
+  new tensor and any other name for the old one keeps the old values: the program with the culprits made out
   of place.
 - `truncated`: `reference`, and each backward stops where the graph built before the previous backward
   begins (no gradient flows into it): the maths of detaching a state carried from one step to the next.
 
-The run is seeded (random, numpy, torch: 0) and single-threaded, so two runs draw the same numbers.
+`--source PATH=TEXTFILE` runs the file PATH (the script or a module it imports) from the text in TEXTFILE,
+under PATH's name; `--show FOLDER` makes the working folder (a scratch folder) show FOLDER's files and keeps
+every write in it (scratch.py). The run is seeded (random, numpy, torch: 0) and single-threaded, so two runs
+draw the same numbers.
 """
 
 from __future__ import annotations
@@ -29,7 +34,6 @@ import contextlib
 import inspect
 import os
 import random
-import runpy
 import sys
 from typing import Any
 
@@ -40,6 +44,7 @@ from torch.overrides import TorchFunctionMode
 
 from .frames import UserFrames
 from .locator import PREFIX, Locator, op_name, report_of
+from .scratch import Overrides, ScratchFolder
 
 MAX_BACKWARDS = 8
 """Backward passes recorded; later ones are counted, not recorded."""
@@ -56,6 +61,7 @@ class Recorder:
         self.leaves: list[torch.Tensor] = []
         self._known: dict[int, int] = {}
         self.backwards: list[list[torch.Tensor | None]] = []
+        self.roots: list[list[torch.Tensor | None]] = []
         self.reached: list[list[int]] = []
         self.steps: list[dict[str, Any]] = []
         self.step_counts: dict[tuple[int, ...], int] = {}
@@ -76,6 +82,8 @@ class Recorder:
             if inputs is not None:  # the pass accumulates into these alone
                 reached = [i for i in reached if id(self.leaves[i]) in inputs]
             hooks = self._truncate(nodes)
+            if len(self.roots) < MAX_BACKWARDS:
+                self.roots.append([_float64(r) if isinstance(r, torch.Tensor) else None for r in roots])
             try:
                 return backward(tensors, *args, **kwargs)
             finally:
@@ -132,7 +140,8 @@ class Recorder:
 
     def result(self, status: int, error: BaseException | None, float64: bool) -> dict[str, Any]:
         report = report_of(error) if error is not None else None
-        return {"status": status, "count": self.count, "backwards": self.backwards, "reached": self.reached,
+        return {"status": status, "count": self.count, "roots": self.roots, "backwards": self.backwards,
+                "reached": self.reached,
                 "steps": self.steps, "step_counts": [[list(key), n] for key, n in self.step_counts.items()],
                 "shapes": [tuple(leaf.shape) for leaf in self.leaves],
                 "final": [_float64(leaf) for leaf in self.leaves], "float64": float64,
@@ -142,24 +151,33 @@ class Recorder:
 
 
 class OutOfPlace(TorchFunctionMode):
-    """The culprit op, when called from the culprit's line, runs out of place: `add_` as `add`, and
+    """Each culprit op, when called from its culprit's line, runs out of place: `add_` as `add`, and
     `inplace=True` as `inplace=False`. Its caller gets the new tensor (`h += x` then rebinds `h`)."""
 
-    def __init__(self, file: str, line: int, op: str) -> None:
+    def __init__(self, sites: list[tuple[str, int, str]]) -> None:
         super().__init__()
-        self.site, self.op = (file, line), op
+        self.sites = {(os.path.realpath(file), line): op for file, line, op in sites}
+        self.ops = set(self.sites.values())
         self.frames = UserFrames()
+        self._real: dict[str, str] = {}
         self.count = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if op_name(func) == self.op:
+        name = op_name(func)
+        if name in self.ops:
             here = self.frames.capture(sys._getframe(1), 1)
-            twin = _out_of_place(func, args, kwargs) if here and here[0][:2] == self.site else None
+            site = (self._realpath(here[0][0]), here[0][1]) if here else None
+            twin = _out_of_place(func, args, kwargs) if self.sites.get(site) == name else None
             if twin is not None:
                 self.count += 1
                 func, args, kwargs = twin
         return func(*args, **kwargs)
+
+    def _realpath(self, file: str) -> str:
+        if file not in self._real:
+            self._real[file] = os.path.realpath(file) if not file.startswith("<") else file
+        return self._real[file]
 
 
 def _out_of_place(func: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple, dict] | None:
@@ -214,7 +232,8 @@ def _same(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: str | None = None) -> dict[str, Any]:
+def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: list[str] = (),
+        sources: dict[str, str] | None = None, show: str | None = None) -> dict[str, Any]:
     """Runs `path` as `__main__` in this process and returns what it recorded."""
     if float64:
         torch.set_default_dtype(torch.float64)
@@ -228,9 +247,15 @@ def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: str 
     context: Any = Locator() if mode == "plain" else saved_tensors_hooks(_clone, _same)  # the locator probes: first
     culprit = None
     if out_of_place:
-        file, line, op = out_of_place.rsplit(":", 2)
-        culprit = OutOfPlace(file, int(line), op)
+        culprit = OutOfPlace([(file, int(line), op) for file, line, op in (s.rsplit(":", 2) for s in out_of_place)])
     recorder = Recorder(truncate=mode == "truncated")
+    overrides = Overrides(sources or {})
+    sys.meta_path.insert(0, overrides)
+    if show is not None:  # from here on, every write Python makes stays in the scratch folder
+        temporary = tuple(filter(None, [os.environ.get("TMPDIR")]))  # runs.py gives each run its own
+        scratch = ScratchFolder(os.getcwd(), show, also=temporary)
+        scratch.guard_torch_writers()
+        sys.addaudithook(scratch.hook)
     original = torch.autograd.backward
     torch.autograd.backward = recorder.wrap(original)
     step_hook = register_optimizer_step_pre_hook(recorder.step)
@@ -239,7 +264,7 @@ def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: str 
     status, error = 0, None
     try:
         with contextlib.redirect_stdout(sys.stderr), context, culprit or contextlib.nullcontext():
-            runpy.run_path(path, run_name="__main__")
+            overrides.run_main(path)
     except SystemExit as e:
         status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException as e:  # noqa: BLE001 - the program's error is part of what it did
@@ -257,11 +282,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", choices=("plain", "reference", "truncated"), required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--float64", action="store_true", help="make float64 the default dtype")
-    p.add_argument("--out-of-place", metavar="FILE:LINE:OP", help="with reference: the culprit call made out of place")
+    p.add_argument("--out-of-place", metavar="FILE:LINE:OP", action="append", default=[],
+                   help="with reference: a culprit call made out of place")
+    p.add_argument("--source", metavar="PATH=TEXTFILE", action="append", default=[],
+                   help="run the file PATH from the text in TEXTFILE")
+    p.add_argument("--show", metavar="FOLDER", help="the working folder is a scratch folder showing FOLDER")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
-    torch.save(run(args.script, list(args.args), args.mode, args.float64, args.out_of_place), args.out)
+    sources = {}
+    for pair in args.source:
+        path, text_file = pair.rsplit("=", 1)
+        with open(text_file, encoding="utf-8") as f:
+            sources[path] = f.read()
+    with open(args.out, "wb") as out:  # opened before the scratch folder keeps writes in
+        torch.save(run(args.script, list(args.args), args.mode, args.float64, args.out_of_place, sources,
+                       args.show), out)
     return 0
 
 

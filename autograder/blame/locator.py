@@ -132,6 +132,7 @@ class Locator(ContextDecorator):
         self._op: Any = None
         self._frame: Any = None
         self._saver: tuple[Raw, ...] | None = None
+        self._last_save: dict[tuple[str, int], int] = {}
         self._mode = _WriteMode(self)
         self._hooks = saved_tensors_hooks(self._pack, self._unpack)
         self._active = False
@@ -179,6 +180,8 @@ class Locator(ContextDecorator):
         else:  # a custom autograd.Function's save_for_backward
             p.chain = self.frames.capture(sys._getframe(1), SAVER_CHAIN)
             p.op = _function_apply(sys._getframe(1))
+        if p.chain:
+            self._last_save[p.chain[0][:2]] = p.seq
         gf = t.grad_fn
         p.is_output = gf is not None and _next_seq is not None and gf._sequence_nr() == _next_seq() - 1
         p.grad_fn_name = gf.name() if p.is_output else None
@@ -230,10 +233,17 @@ class Locator(ContextDecorator):
         which = f", which is output {p.output_nr} of {_node_style()(grad_fn)}," if grad_fn else ""
         message = (f"{PREFIX}: [{_type_name(t)} {list(t.shape)}]{which} is at version {found}; "
                    f"expected version {p.version} instead.")
+        again = bool(p.chain) and self._last_save.get(p.chain[0][:2], -1) > p.seq
         return Report(saved_by=Operation(op_name(p.op), sites(p.chain)),
                       tensor=TensorInfo(tuple(t.shape), str(t.dtype).removeprefix("torch."), p.version, found),
                       modifications=mods, backward_node=node.name() if node is not None else None,
-                      torch_message=message)
+                      torch_message=message, saved_as=_role(p), line_ran_again=again)
+
+
+def _role(p: _Packed) -> str | None:
+    if _next_seq is None:
+        return None  # without sequence numbers an output cannot be told from an input
+    return "output" if p.is_output else "input"
 
 
 def locate(user: str | Callable[[str], bool] | None = None) -> Locator:
@@ -242,9 +252,10 @@ def locate(user: str | Callable[[str], bool] | None = None) -> Locator:
 
 
 def explain(fn: Callable[..., Any], *args: Any, user: str | Callable[[str], bool] | None = None,
-            **kwargs: Any) -> Report | None:
-    """For notebooks: run `fn(*args, **kwargs)` (forward and backward) and print who broke autograd, with
-    the suggested rewrite of the culprit (suggest.py).
+            suggest: bool = True, **kwargs: Any) -> Report | None:
+    """For notebooks: run `fn(*args, **kwargs)` (forward and backward) and print who broke autograd: the line that
+    modified the saved tensor and the line that saved it, and, unless `suggest=False` (a "diagnose" step, before
+    the learner writes the fix), the suggested rewrite of the culprit (suggest.py).
 
     Returns the report (IPython displays it) instead of raising the in-place error; any other error
     propagates. Returns None when nothing was modified.
@@ -256,18 +267,20 @@ def explain(fn: Callable[..., Any], *args: Any, user: str | Callable[[str], bool
     except RuntimeError as e:
         if report_of(e) is None:
             raise
-        _show(report_of(e))
+        _show(report_of(e), suggest)
         return report_of(e)
     if loc.report is not None:  # fn caught the error itself; still say what happened
-        _show(loc.report)
+        _show(loc.report, suggest)
     return loc.report
 
 
-def _show(report: Report) -> None:
+def _show(report: Report, with_fix: bool) -> None:
     """The report, then the suggested rewrite (read from the cell's source, which linecache holds)."""
+    print(report.text())
+    if not with_fix:
+        return
     from .suggest import suggest  # libcst: loaded for a report, never by a worker that only locates
 
-    print(report.text())
     suggestion = suggest(report.to_json())
     if suggestion is not None:
         print("\n" + suggestion.text(status="not verified: nothing was run again"))

@@ -64,6 +64,11 @@ class Report:
     backward_node: str | None = None
     torch_message: str = field(default="", compare=False)
     """PyTorch's own wording for this error, as it would have raised it."""
+    saved_as: str | None = None
+    """"input" or "output": what the tensor was to the operation that saved it (None where torch cannot tell)."""
+    line_ran_again: bool = False
+    """The saving line saved tensors again after this one: the tensor is from an earlier pass through it (a
+    loop that carried its graph, such as a recurrent state, into a later backward)."""
 
     @property
     def culprit(self) -> Operation | None:
@@ -74,7 +79,7 @@ class Report:
         unseen = {"op": None, "file": None, "line": None, "code": None, "function": None, "chain": []}
         return {
             "culprit": self.culprit.to_json() if self.culprit else unseen,
-            "saved_by": self.saved_by.to_json(),
+            "saved_by": self.saved_by.to_json() | {"saved_as": self.saved_as, "line_ran_again": self.line_ran_again},
             "tensor": {"shape": list(t.shape), "dtype": t.dtype, "expected_version": t.expected_version,
                        "found_version": t.found_version},
             "backward_node": self.backward_node,

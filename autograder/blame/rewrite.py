@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .construct import callee_name, drop_inplace, inplace_argument, without_argument
-from .cst_edit import Source, parsed, plain_code, statement, walk
+from .cst_edit import Source, names_read, parsed, plain_code, statement, walk
 from .culprit import Culprit, Read, Rewrite
 
 OUT_OF_PLACE = frozenset(
@@ -20,7 +20,8 @@ OUT_OF_PLACE = frozenset(
     "index_copy index_fill index_put leaky_relu lerp log log1p logit masked_fill masked_scatter mul nan_to_num "
     "neg pow reciprocal relu remainder renorm round rsqrt scatter scatter_add scatter_reduce sigmoid sign sin "
     "sinh sqrt square squeeze sub t tan tanh threshold transpose tril triu true_divide trunc unsqueeze".split())
-"""In-place methods `x_` whose out-of-place twin `x` takes the same arguments."""
+"""In-place methods `x_` whose out-of-place twin `x` takes the same arguments (on `torch.Tensor`; `hardtanh`,
+`leaky_relu` and `threshold` in `torch.nn.functional`)."""
 
 _AUG_TO_BINARY = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
                   cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide,
@@ -45,8 +46,11 @@ def write_rewrites(c: Culprit, src: Source, stmt: cst.SimpleStatementLine) -> li
 
 
 def clone_saved(c: Culprit, read: Read) -> list[Rewrite]:
-    """`t = t.clone()` right after the statement that made the saved tensor: the write, wherever it is made
-    (a view, `detach()`, a helper it is passed to), then lands in the copy."""
+    """A copy of the saved tensor where the saving line makes or reads it, so that the write, wherever it is
+    made (a view, `detach()`, a helper it is passed to, a cache written later), lands elsewhere than what
+    backward reads. An output the op saved (`relu`, `sigmoid`): `t = t.clone()` right after the line, or
+    `.clone()` on the saving call. An input it saved (`linear`, `mul`, `gelu`): `.clone()` where the line reads
+    it (`lin(cache.clone())`). Where the report does not say which (`saved_as` unknown), both, output first."""
     text = read(c.saved_file) if c.saved_file and c.saved_line else None
     if text is None:
         return []
@@ -56,17 +60,101 @@ def clone_saved(c: Culprit, read: Read) -> list[Rewrite]:
         return []
     stmt = src.statement_at(c.saved_line or 0)
     small = stmt.body[0] if stmt is not None and len(stmt.body) == 1 else None
-    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+    if stmt is None or not isinstance(small, (cst.Assign, cst.AugAssign, cst.Expr)):
         return []
-    target = small.targets[0].target
-    if not isinstance(target, (cst.Name, cst.Attribute)):
+    made = [] if c.saved_as == "input" else _clone_made(c, src, stmt, small)
+    read_at = [] if c.saved_as == "output" else _clone_read(c, src, stmt, small, read)
+    return made + read_at
+
+
+def _clone_made(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: cst.BaseSmallStatement) -> list[Rewrite]:
+    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+    if isinstance(target, (cst.Name, cst.Attribute)) and isinstance(small.value, cst.Call):  # type: ignore[union-attr]
+        name = plain_code(target)
+        copy = statement(f"{name} = {name}.clone()\n")
+        why = (f"Later code writes into the output of `{src.code(small).strip()}` through another name (a view, "
+               f"`detach()`, a function it is passed to); `{name} = {name}.clone()` right after it gives that code "
+               f"its own copy, and backward keeps the original.")
+        return [Rewrite("clone_saved", c.saved_file or "", src.edited({stmt: cst.FlattenSentinel([stmt, copy])}), why)]
+    saver = (c.saved_op or "").rsplit(".", 1)[-1]
+    calls = [call for call in walk(small, cst.Call) if saver and callee_name(call) == saver]
+    if not calls:
         return []
-    name = plain_code(target)
-    copy = statement(f"{name} = {name}.clone()\n")
-    why = (f"Later code writes into the output of `{src.code(small).strip()}` through another name (a view, "
-           f"`detach()`, a function it is passed to); `{name} = {name}.clone()` right after it gives that code its "
-           f"own copy, and backward keeps the original.")
-    return [Rewrite("clone_saved", c.saved_file or "", src.edited({stmt: cst.FlattenSentinel([stmt, copy])}), why)]
+    copy = cst.Call(func=cst.Attribute(value=calls[0], attr=cst.Name("clone")))
+    why = (f"Later code writes, through another name, into the tensor `{plain_code(calls[0])}` made and saved for "
+           f"backward; `{plain_code(copy)}` hands that code a copy, and backward keeps the original.")
+    return [Rewrite("clone_saved", c.saved_file or "", src.edited({calls[0]: copy}), why)]
+
+
+def _clone_read(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: cst.BaseSmallStatement,
+                read: Read) -> list[Rewrite]:
+    """`.clone()` on the tensor the saving line reads and the culprit writes: found by name, the name the
+    culprit's statement writes through or one its callers' lines pass (`update(self.cache, out)`)."""
+    value = small.value if isinstance(small, (cst.Assign, cst.AugAssign, cst.Expr)) else None
+    if value is None:
+        return []
+    reads = _tensor_reads(value)
+    written = _culprit_names(c, read)
+    chosen = [code for code in reads if code in written]
+    if not chosen and c.saved_as == "input" and len(reads) == 1:
+        chosen = list(reads)
+    found = []
+    for code in chosen[:MAX_READS]:
+        nodes = reads[code]
+        new = {n: cst.Call(func=cst.Attribute(value=n, attr=cst.Name("clone"))) for n in nodes}
+        why = (f"`{src.code(small).strip()}` (line {c.at(c.saved_line)}) saved `{code}` for backward as it read it, and "
+               f"`{c.method}` later writes into `{code}`; `{code}.clone()` there gives backward its own copy, and "
+               f"the write still reaches `{code}`.")
+        found.append(Rewrite("clone_saved", c.saved_file or "", src.edited(new), why))
+    return found
+
+
+MAX_READS = 3
+"""Names tried for a copy at the saving line's read."""
+
+
+def _tensor_reads(value: cst.BaseExpression) -> dict[str, list[cst.CSTNode]]:
+    """The names and attribute chains a saving expression reads as data: call arguments, operands, the
+    object of a method call or a subscript (`q @ self.k.transpose(-1, -2)` reads `q` and `self.k`), by code."""
+    found: dict[str, list[cst.CSTNode]] = {}
+    for node in walk(value, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation)):
+        if isinstance(node, cst.Call):
+            parts = [a.value for a in node.args]
+            if isinstance(node.func, cst.Attribute):
+                parts.append(node.func.value)  # `x` in `x.transpose(1, 2)`; a module's layer is no name read
+        elif isinstance(node, cst.BinaryOperation):
+            parts = [node.left, node.right]
+        elif isinstance(node, cst.UnaryOperation):
+            parts = [node.expression]
+        else:
+            parts = [node.value]
+        for part in parts:
+            if isinstance(part, (cst.Name, cst.Attribute)) and _may_be_tensor(part):
+                found.setdefault(plain_code(part), []).append(part)
+    return found
+
+
+_NOT_DATA = frozenset({"self", "torch", "F", "nn", "np", "math", "functional", "cls"})
+
+
+def _may_be_tensor(node: cst.BaseExpression) -> bool:
+    """Whether a name may hold a tensor: not `self`, not a module (`torch`, `F`, `nn`)."""
+    code = plain_code(node)
+    return code not in _NOT_DATA and not code.startswith(("torch.", "F.", "nn."))
+
+
+def _culprit_names(c: Culprit, read: Read) -> set[str]:
+    """The names the culprit's statement and its callers' statements read or write."""
+    names: set[str] = set()
+    for file, line in (*c.chain[:4], (c.file, c.line)):
+        text = read(file)
+        try:
+            stmt = parsed(text).statement_at(line) if text is not None else None
+        except Exception:  # noqa: BLE001 - an unparsable file: no names from it
+            stmt = None
+        if stmt is not None:
+            names |= names_read(stmt)
+    return names
 
 
 # -- the statement shapes ---------------------------------------------------------------------------------
@@ -114,7 +202,16 @@ def _inplace_call(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small:
     twin = _twin(call)
     found = []
     alone = isinstance(small, cst.Expr) and small.value is call
-    named = isinstance(receiver, (cst.Name, cst.Attribute))
+    behind = _behind_autograd(receiver)
+    if twin is not None and alone and behind is not None and isinstance(call.func, cst.Attribute):
+        new = cst.Assign(targets=[cst.AssignTarget(target=behind)],
+                         value=twin.with_changes(func=twin.func.with_changes(value=behind)))  # type: ignore[union-attr]
+        found.append(Rewrite("out_of_place", c.file, src.edited({small: new}),
+                             f"`{plain_code(call)}` changes `{plain_code(behind)}` behind autograd's back (its version "
+                             f"counter still changes, so backward fails, and its gradient would ignore the change); "
+                             f"`{plain_code(new)}` makes the change an operation autograd records, so the gradient "
+                             f"accounts for it."))
+    named = isinstance(receiver, (cst.Name, cst.Attribute)) and behind is None
     if twin is not None and alone and named:
         new = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=twin)
         found.append(Rewrite("out_of_place", c.file, src.edited({small: new}),
@@ -129,6 +226,17 @@ def _inplace_call(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small:
         copy = _clone_first(c, src, stmt, receiver, plain_code(call))
         found = copy + found if not alone else found + copy  # nested: the copy keeps what the line meant
     return found
+
+
+def _behind_autograd(receiver: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`x` for `x.detach()` and `x.data`: a name the write reaches behind autograd's back."""
+    if isinstance(receiver, cst.Call) and not receiver.args and isinstance(receiver.func, cst.Attribute) and (
+            receiver.func.attr.value == "detach" and isinstance(receiver.func.value, (cst.Name, cst.Attribute))):
+        return receiver.func.value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data" and isinstance(
+            receiver.value, (cst.Name, cst.Attribute)):
+        return receiver.value
+    return None
 
 
 def _twin(call: cst.Call) -> cst.BaseExpression | None:

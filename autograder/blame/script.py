@@ -1,67 +1,25 @@
-"""`autograder blame [--json] [--fix] SCRIPT.py [ARGS...]`: run a script under the locator, report the in-place
-culprit and suggest a rewrite of it; with --fix, apply the rewrite and keep it only if re-running verifies it.
+"""`autograder blame [--json] [--fix [--dry-run]] SCRIPT.py [ARGS...]`: run a script under the locator, report the
+in-place culprit and suggest a rewrite of it; with --fix, write the rewrite once re-running has verified it.
 
 Also `python -m autograder.blame.script ...`. Options go before the script; what follows it is the script's
 own `sys.argv[1:]`. Exit status: the script's own, or 1 when the in-place error escaped it (the report is
-printed instead of the traceback); with --fix, 0 when a verified rewrite was written and 3 when none was.
+printed instead of the traceback); with --fix (fix.py): 0 fixed (or nothing to fix), 1 the script failed
+otherwise, 3 no rewrite verified (words only), 4 a verified rewrite could not be written; 128 + N when
+signal N stopped it (no file is left half written).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import runpy
 import sys
-import traceback
 from pathlib import Path
 
-from .locator import Locator, report_of
-from .report import NO_REPORT, Report
-from .verify import RUN_TIMEOUT
-
-
-def run_script(path: str, argv: list[str], *, quiet_stdout: bool = False) -> tuple[int, list[Report]]:
-    """Runs `path` as `__main__` with `sys.argv = [path, *argv]`, as `python path argv...` would.
-
-    Returns its exit status and the reports. The script's stdout goes to stderr when `quiet_stdout`
-    (so that --json prints one object on stdout).
-    """
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
-    sys.argv = [path, *argv]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    locator = Locator(outermost=_run_main.__code__)  # the frames that called the runner are not the script's
-    status = 0
-    redirect = contextlib.redirect_stdout(sys.stderr) if quiet_stdout else contextlib.nullcontext()
-    try:
-        with redirect, locator:
-            _run_main(path)
-    except SystemExit as e:
-        status = _exit_status(e.code)
-    except BaseException as e:  # noqa: BLE001 - the script's error is its result, as under `python`
-        report = report_of(e)
-        if report is None:
-            traceback.print_exc()
-        elif report not in locator.reports:  # raised by a locate() of the script's own
-            locator.reports.insert(0, report)
-        status = 1
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-    return status, locator.reports
-
-
-def _run_main(path: str) -> None:
-    runpy.run_path(path, run_name="__main__")
-
-
-def _exit_status(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
+from .execute import run_script
+from .fix_command import run_fix
+from .report import NO_REPORT
+from .runs import RUN_TIMEOUT
+from .suggest import suggest
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,12 +28,10 @@ def run(args: argparse.Namespace) -> int:
     if not script.is_file():
         print(f"error: no such script: {args.script}", file=sys.stderr)
         return 2
-    from .suggest import suggest  # libcst: loaded by `blame` only, not by every `autograder` command
-
+    if args.fix or args.dry_run:
+        return run_fix(args)
     status, reports = run_script(args.script, list(args.args), quiet_stdout=args.json)
     data = reports[0].to_json() if reports else None
-    if args.fix:
-        return _fix(args, reports[0] if reports else None, status)
     suggestion = suggest(data) if data else None
     if args.json:
         fixed = {"fix": suggestion.to_json() if suggestion else None}
@@ -90,30 +46,13 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _fix(args: argparse.Namespace, report: Report | None, status: int) -> int:
-    """--fix: the report, then each rewrite tried (progress on stderr with --json), then what was kept."""
-    from . import fix
-
-    if report is None:
-        print(json.dumps(NO_REPORT | {"fix": None}) if args.json else "Nothing to fix: no in-place error was raised.")
-        return status
-    out = sys.stderr if args.json else sys.stdout
-    if not args.json:
-        print(report.text() + "\n")
-    data = report.to_json()
-    outcome = fix.fix(args.script, list(args.args), data, timeout=args.timeout,
-                      progress=lambda line: print(line, file=out, flush=True))
-    if args.json:
-        print(json.dumps(data | {"fix": outcome.to_json()}, indent=2))
-    else:
-        print(outcome.text())
-    return outcome.status
-
-
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object (book/reference/blame.md) instead of text")
     p.add_argument("--fix", action="store_true",
-                   help="apply the suggested rewrite (backup: SCRIPT.orig), run again, keep it only if verified")
+                   help="write the suggested rewrite once re-running has verified it (the original kept as SCRIPT.orig)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="with --fix: run the script once, then say which rewrites --fix would try and how many runs "
+                        "that takes; run nothing more, write nothing")
     p.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds for each run of --fix")
     p.add_argument("script", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")

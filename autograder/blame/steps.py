@@ -30,9 +30,16 @@ def is_step(code: str | None) -> bool:
 
 
 def step_words(c: Culprit, step: str, later: tuple[str, int] | None) -> str:
-    """Which two fixes, and why neither is automatic."""
-    later_text = f"`{later[0]}` (line {later[1]})" if later else "a later `backward()`"
-    forward = f" (`{c.saved_code}`, line {c.saved_line})" if c.saved_code and c.saved_line else ""
+    """A state carried from an earlier pass: detach it. Otherwise which two fixes, and why neither is automatic."""
+    if c.line_ran_again:
+        saver = f"`{c.saved_code}` (line {c.at(c.saved_line)})" if c.saved_code and c.saved_line else "the line that saved it"
+        return (f"`{step}` changed, in place, parameters that the graph of an earlier pass through {saver} still "
+                f"holds: the state that pass produced was carried into this one with its graph, so this backward "
+                f"runs back into it. Detach the carried state at the start of each step (`h = h.detach()`; for an "
+                f"LSTM's pair, `h = tuple(s.detach() for s in h)`): backpropagation then stops at the step boundary "
+                f"(truncated backpropagation through time), and `retain_graph=True` is no longer needed.")
+    later_text = f"`{later[0]}` (line {c.at(later[1])})" if later else "a later `backward()`"
+    forward = f" (`{c.saved_code}`, line {c.at(c.saved_line)})" if c.saved_code and c.saved_line else ""
     return (f"`{step}` changes, in place, parameters that the graph of {later_text} still needs: that graph was "
             f"built before the step, with the old values. Two fixes, two different maths: move the step after "
             f"{later_text} if those gradients should come from the parameters the forward used (the step then also "
@@ -58,7 +65,47 @@ def _next_backward(src: Source, step: cst.SimpleStatementLine) -> tuple[cst.Inde
 
 
 def step_rewrites(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, read: Read) -> list[Rewrite]:
-    return _detach_state(c, src, stmt, read) + _restrict(c, src, stmt)
+    detach = _detach_state(c, src, stmt, read) or (_detach_from_line(c, src, stmt) if c.line_ran_again else [])
+    return detach + _restrict(c, src, stmt)
+
+
+def _detach_from_line(c: Culprit, src: Source, step: cst.SimpleStatementLine) -> list[Rewrite]:
+    """When the loop is not in view (the grader has the two lines alone) but the saving line ran again since it
+    saved the tensor: the state it reads is detached just before it, a tensor or a tuple alike."""
+    if c.saved_file != c.file or c.saved_line is None:
+        return []
+    carrier = src.statement_at(c.saved_line)
+    state = _state_read(carrier)
+    if carrier is None or state is None:
+        return []
+    form = f"{state} = {state}.detach() if hasattr({state}, 'detach') else tuple(s.detach() for s in {state})\n"
+    why = (f"`{state}` carries the graph of an earlier pass through this line into the next backward, and "
+           f"`{_code(step)}` has changed its parameters in place since; detaching it at the start of each step ends backpropagation at the step boundary (truncated backpropagation through time), for a "
+           f"tensor state and for an LSTM's `(h, c)` pair alike.")
+    return [Rewrite("detach_state", c.file, src.edited({carrier: cst.FlattenSentinel(
+        [statement(form).with_changes(leading_lines=carrier.leading_lines), carrier.with_changes(leading_lines=())])}),
+        why, contract="truncated")]
+
+
+_STATE_NAMES = frozenset({"h", "c", "hx", "cx", "hc", "s"})
+_STATE_WORDS = ("h_", "c_", "hid", "state", "mem", "carry")
+
+
+def _state_read(stmt: cst.SimpleStatementLine | None) -> str | None:
+    """The state a saving call reads: a name it reads and also assigns (`out, h = rnn(x, h)`), else its last
+    positional argument named like a state (`h_cur`, `hidden`, `state`)."""
+    small = stmt.body[0] if stmt is not None and len(stmt.body) == 1 else None
+    if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
+        return None
+    args = [a.value for a in small.value.args if a.keyword is None and not a.star]
+    names = [plain_code(a) for a in args if isinstance(a, (cst.Name, cst.Attribute))]
+    assigned = {name for t in small.targets for name in _flat_targets(t.target)}
+    both = [n for n in names if n in assigned]
+    if both:
+        return both[-1]
+    stateful = [n for n in names[1:] if (n.rsplit(".", 1)[-1].lower() in _STATE_NAMES
+                                         or n.rsplit(".", 1)[-1].lower().startswith(_STATE_WORDS))]
+    return stateful[-1] if stateful else None
 
 
 def _detach_state(c: Culprit, src: Source, step: cst.SimpleStatementLine, read: Read) -> list[Rewrite]:

@@ -9,6 +9,7 @@ never runs to make a suggestion); the command line and notebooks read the files,
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,11 +19,17 @@ import libcst as cst
 from .construct import construction_rewrites, module_ops
 from .cst_edit import Source, changed_lines, names_read, parsed, plain_code, statement, unified_diff
 from .culprit import Culprit, Read, Rewrite
-from .rewrite import clone_saved, write_rewrites, written_name
+from .rewrite import OUT_OF_PLACE, clone_saved, write_rewrites, written_name
 from .steps import is_step, later_backward, step_rewrites, step_words
 
 MAX_LINE = 400
 """Longer culprit lines are not parsed in the grader: they come from the student's code."""
+
+MAX_NAME = 1000
+"""Longer op or file names: the report is not used (a worker's report is the student's to shape)."""
+
+MAX_SITES = 32
+"""Modifications and frames of a report that are read: a report is the student's to shape."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,16 @@ class Suggestion:
     rewrite: Rewrite | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def of(cls, rewrite: Rewrite, original: str) -> Suggestion:
+    def of(cls, rewrite: Rewrite, original: str, c: Culprit) -> Suggestion:
+        """The rewrite as the lines it changes and a diff, numbered as the user's file is (`c.at`)."""
         line, before, after = changed_lines(original, rewrite.text, inserted_after=rewrite.kind == "clone_saved")
-        return cls(rewrite.why, rewrite.file, line, before, after, unified_diff(original, rewrite.text, rewrite.file),
-                   rewrite.kind, rewrite.contract, rewrite)
+        if c.renumbered:  # the rules read the lines alone: a diff of the changed lines, at their own numbers
+            old, new = before.splitlines(), after.splitlines()
+            diff = (f"--- {rewrite.file}\n+++ {rewrite.file}\n@@ -{c.at(line)},{len(old)} +{c.at(line)},{len(new)} @@\n"
+                    + "".join(f"-{x}\n" for x in old) + "".join(f"+{x}\n" for x in new))
+        else:
+            diff = unified_diff(original, rewrite.text, rewrite.file)
+        return cls(rewrite.why, rewrite.file, c.at(line), before, after, diff, rewrite.kind, rewrite.contract, rewrite)
 
     def to_json(self, verified: bool | None = None) -> dict[str, Any]:
         """The --json `fix` object; `verified` is None until `--fix` has run the program again."""
@@ -61,16 +74,20 @@ def culprit_of(report: Any) -> Culprit | None:
     if not isinstance(report, dict) or not isinstance(report.get("culprit"), dict):
         return None
     c, saved = report["culprit"], report.get("saved_by") if isinstance(report.get("saved_by"), dict) else {}
-    if not (isinstance(c.get("op"), str) and isinstance(c.get("file"), str) and isinstance(c.get("line"), int)):
+    if not (isinstance(c.get("op"), str) and isinstance(c.get("file"), str) and isinstance(c.get("line"), int)
+            and len(c["op"]) <= MAX_NAME and len(c["file"]) <= MAX_NAME and 0 < c["line"] < 10**9):
         return None
     mods = report.get("modifications") if isinstance(report.get("modifications"), list) else []
-    on_line = tuple(m["op"] for m in mods if isinstance(m, dict) and isinstance(m.get("op"), str)
-                    and m.get("file") == c["file"] and m.get("line") == c["line"])
+    on_line = tuple(m["op"] for m in mods[:MAX_SITES] if isinstance(m, dict) and isinstance(m.get("op"), str)
+                    and len(m["op"]) <= MAX_NAME and m.get("file") == c["file"] and m.get("line") == c["line"])
     return Culprit(op=c["op"], file=c["file"], line=c["line"],
                    saved_op=_str(saved.get("op")), saved_file=_str(saved.get("file")),
                    saved_line=saved.get("line") if isinstance(saved.get("line"), int) else None,
-                   saved_code=without_comment(_str(saved.get("code"))), ops_on_line=on_line, chain=_chain(c.get("chain")),
-                   saver_chain=_chain(saved.get("chain")))
+                   saved_code=_line(without_comment(_str(saved.get("code")))), ops_on_line=on_line, chain=_chain(c.get("chain")),
+                   saver_chain=_chain(saved.get("chain")),
+                   saved_as=saved.get("saved_as") if saved.get("saved_as") in ("input", "output") else None,
+                   line_ran_again=saved.get("line_ran_again") is True,
+                   grad_mode=c.get("grad_mode") if isinstance(c.get("grad_mode"), bool) else None)
 
 
 def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
@@ -78,6 +95,8 @@ def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
     src, stmt = _statement(c, read)
     if src is not None and stmt is not None and is_step(src.code(stmt)):
         return step_rewrites(c, src, stmt, read)
+    if c.grad_mode is False:
+        return []  # a write under no_grad: the fix is outside the line (words)
     found = write_rewrites(c, src, stmt) if src is not None and stmt is not None else []
     if module_ops(c.op) and not any(r.kind == "not_inplace" for r in found):
         found += construction_rewrites(c, read)
@@ -98,15 +117,23 @@ def words(c: Culprit, code: str | None, read: Read | None = None) -> str:
     if is_step(code):
         src, stmt = _statement(c, read) if read is not None else (None, None)
         return step_words(c, code or "opt.step()", later_backward(src, stmt) if src and stmt else None)
+    if c.grad_mode is False:
+        return (f"{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): "
+                f"autograd does not record it, yet it still changes {c.saved()}, so backward still fails, and what "
+                f"it computes no longer carries a gradient. Take it out of `torch.no_grad()` and make it out of "
+                f"place (`out = out + x` for `out += x`; `inplace=True` dropped).")
     if module_ops(c.op):
         return (f"{shown} calls a module or function with `inplace=True` ({c.op}), which overwrote its input, "
                 f"{c.saved()}: build it without `inplace=True` where it is defined (`nn.ReLU()`).")
     if c.method == "__setitem__":
         return (f"{shown} writes into {c.saved()}: write into a copy (`x = x.clone()` first), or build the new "
                 f"tensor without writing into it (`torch.where`, `torch.cat`).")
-    if c.method.endswith("_") and not c.method.startswith("_"):
+    if c.method.endswith("_") and not c.method.startswith("_") and c.method[:-1] in OUT_OF_PLACE:
         return (f"{shown} ({c.op}) overwrote {c.saved()}: use the out-of-place `{c.method[:-1]}` "
                 f"(`t = t.{c.method[:-1]}(...)`), or write into a `clone()` of the tensor.")
+    if c.method.endswith("_") and not c.method.startswith("_"):
+        return (f"{shown} ({c.op}) overwrote {c.saved()}: make it write into a copy (`t = t.clone()` just before "
+                f"it), or give the line that saved the tensor a copy (`.clone()` where it reads or makes it).")
     return f"{shown} overwrote {c.saved()}: make that operation out of place, or make it write into a `clone()`."
 
 
@@ -115,14 +142,16 @@ def suggestions(report: Any, read: Read | None = None) -> tuple[list[Suggestion]
     c = culprit_of(report)
     if c is None:
         return None
-    read = read or read_source
+    return _suggestions(c, without_comment(_str(report["culprit"].get("code"))), read or read_source)
+
+
+def _suggestions(c: Culprit, code: str | None, read: Read) -> tuple[list[Suggestion], Suggestion]:
     found = []
     for r in rewrites(c, read):
         original = read(r.file)
         if original is not None:
-            found.append(Suggestion.of(r, original))
-    code = without_comment(_str(report["culprit"].get("code")))
-    return found, Suggestion(words(c, code, read), c.file, c.line, code)
+            found.append(Suggestion.of(r, original, c))
+    return found, Suggestion(words(c, code, read), c.file, c.at(c.line), code)
 
 
 def suggest(report: Any, read: Read | None = None) -> Suggestion | None:
@@ -134,25 +163,33 @@ def suggest(report: Any, read: Read | None = None) -> Suggestion | None:
 
 
 def suggest_from_line(report: Any) -> Suggestion | None:
-    """For the grader: from the op names and line texts in the report alone (its files are not read)."""
+    """For the grader: from the op names and line texts in the report alone (its files are not read).
+
+    The report comes from the worker, so from the student: the cost is bounded whatever it holds. The rules
+    read the culprit's line and the saver's (each at most `MAX_LINE` characters) as a text of two lines, not
+    the answer's line numbers (a culprit at line 10**6 costs what one at line 3 does), and the words and the
+    diff give the answer's numbers back (`Culprit.at`)."""
     c = culprit_of(report)
-    code = report["culprit"].get("code") if c is not None else None
-    if c is None or not isinstance(code, str) or len(code) > MAX_LINE:
-        return suggest(report, read=lambda file: None) if c is not None else None
+    if c is None:
+        return None
+    code = report["culprit"].get("code")
+    if not isinstance(code, str) or len(code) > MAX_LINE:
+        return _suggestions(c, None, lambda file: None)[1]
     lines = {c.line: code.strip()}
     saved = report.get("saved_by") if isinstance(report.get("saved_by"), dict) else {}
     if saved.get("file") == c.file and isinstance(saved.get("line"), int) and isinstance(saved.get("code"), str):
         if len(saved["code"]) <= MAX_LINE and saved["line"] != c.line:
             lines[saved["line"]] = saved["code"].strip()
-    text = _text(lines)
+    text = "".join(lines[n] + "\n" for n in sorted(lines))
     try:
         parsed(text)
     except Exception:  # noqa: BLE001 - the saved line did not parse alone: use the culprit line only
-        text = _text({c.line: code.strip()})
-    found = suggestions(report, read=lambda file: text if file == c.file else None)
-    if found is None:
-        return None
-    rewritten, said = found
+        lines = {c.line: code.strip()}
+        text = lines[c.line] + "\n"
+    local = {n: i for i, n in enumerate(sorted(lines), 1)}
+    alone = dataclasses.replace(c, line=local[c.line], saved_line=local.get(c.saved_line or 0), chain=(),
+                                saver_chain=(), renumbered=tuple((i, n) for n, i in local.items()))
+    rewritten, said = _suggestions(alone, without_comment(code), lambda file: text if file == c.file else None)
     if module_ops(c.op) and not any(s.kind == "not_inplace" for s in rewritten):
         return said  # the module was built elsewhere in the answer: say where to look, not a copy
     return rewritten[0] if rewritten else said
@@ -187,10 +224,6 @@ def read_source(file: str) -> str | None:
     return "".join(lines) if lines else None
 
 
-def _text(lines: dict[int, str]) -> str:
-    return "".join(lines.get(i, "") + "\n" for i in range(1, max(lines) + 1))
-
-
 def _subscript_write(stmt: cst.SimpleStatementLine) -> bool:
     small = stmt.body[0] if len(stmt.body) == 1 else None
     targets = [small.target] if isinstance(small, cst.AugAssign) else (
@@ -203,6 +236,11 @@ def _names_in(code: str | None) -> set[str]:
         return names_read(statement(code)) if code else set()
     except Exception:  # noqa: BLE001 - unparsable: no names known
         return set()
+
+
+def _line(code: str | None) -> str | None:
+    """A line of code as the rules use it: None when it is longer than any line they read."""
+    return code if code is not None and len(code) <= MAX_LINE else None
 
 
 def _str(value: Any) -> str | None:

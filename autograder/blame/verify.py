@@ -1,14 +1,16 @@
-"""Is a rewrite right? Run the rewritten program and the reference, each in a fresh interpreter, and compare.
+"""Is a rewrite right? Run the rewritten program and the reference, each in a fresh interpreter (runs.py), and compare.
 
-"Verified" means both:
+"Verified" means all of:
 1. the error is gone: the rewritten program runs to its end with the reference's exit status, raising nothing;
-2. what the program uses of its gradients is equal, within the named tolerance of the dtype:
+2. it computes what the program computed: the values each backward pass starts from (the loss, and so every
+   forward value it is made of) are equal, pass by pass;
+3. what the program uses of its gradients is equal, within the named tolerance of the dtype:
    - at each optimizer step (the first `MAX_STEPS` of each optimizer), the `.grad` of every parameter of that
      optimizer: what the step consumes; the optimizers must step the same parameters, as many times;
    - after each backward pass (the first `MAX_BACKWARDS`), the `.grad` of every leaf tensor no optimizer
      steps (an input with `requires_grad`, a parameter updated by hand), whether the pass reached it or not,
      and of every leaf the pass reached in both runs (a pass kept to some parameters with `inputs=` reaches
-     fewer);
+     fewer); a leaf that got a gradient in the reference must get one;
    - when the program ends, the value of every leaf (an update that used other gradients shows there).
    So the `.grad` of an optimizer's parameter after a pass that reached it in one run only is not compared:
    a rewrite that keeps a backward away from parameters another optimizer steps (`restrict_backward`,
@@ -16,37 +18,35 @@
    uses it, and the comparison at each step checks that none does.
 
 The reference (gradients.py) is the original program with every tensor autograd saves cloned as it is saved,
-so that no write reaches what backward reads; for a rewrite that claims to make the culprit out of place
-(`+=` expanded, `inplace=True` dropped), the culprit call itself also runs out of place there: the program
-with the culprit op made out of place. A rewrite that keeps the write (a `clone()` first) is compared with
-the write kept. A detached recurrent state promises other maths (truncated backpropagation through time),
-so it is compared with the "truncated" reference, in which each backward stops at the graph built before
-the previous one.
+so that no write reaches what backward reads: what the program computes, and the gradients it meant. For a
+rewrite that claims to make the culprit out of place (`+=` expanded, `inplace=True` dropped), the reference
+is the program with the culprit call itself run out of place, and that reference must itself compute what
+the program computed (2 and 3 above): a write through another name (`h = feats[0]; h += b`) then shows, as
+other forward values and a leaf without its gradient, and the claim is refused before any rewrite is tried.
+A rewrite that keeps the write (a `clone()` first) is compared with the write kept. A detached recurrent
+state promises other maths (truncated backpropagation through time), so it is compared with the "truncated"
+reference, in which each backward stops at the graph built before the previous one.
 
 Both run with float64 as the default dtype where the program allows it (the rewrite's rounding then hides
 below the tolerance), else in the program's own dtypes. What this cannot see: a program that reads an
 optimizer's parameter's `.grad` other than through a step (prints or logs it, keeps the norm that
 `clip_grad_norm_` returns) after a pass the rewrite kept away from it; gradients taken with
-`torch.autograd.grad` (they reach no `.grad`); tensors no backward reaches; leaves created in a different
-order by the rewrite (then reported as a mismatch, never as equal); anything after `MAX_BACKWARDS` passes
-or `MAX_STEPS` steps of an optimizer except the final values; a program that draws random numbers
-differently after the rewrite fails.
+`torch.autograd.grad` (they reach no `.grad`); tensors no backward reaches and forward values no loss is made
+of; leaves created in a different order by the rewrite (then reported as a mismatch, never as equal);
+anything after `MAX_BACKWARDS` passes or `MAX_STEPS` steps of an optimizer except the final values; a program
+that draws random numbers differently after the rewrite fails.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from .gradients import MAX_BACKWARDS, MAX_STEPS
+from .runs import RUN_TIMEOUT, Program, record
 
 
 @dataclass(frozen=True)
@@ -62,89 +62,88 @@ TOLERANCES = {
 }
 """By whether the runs used float64."""
 
-RUN_TIMEOUT = 600
-
 
 @dataclass(frozen=True)
-class Verdict:
+class Verification:
+    """What comparing a run with its reference found."""
+
     error_gone: bool
-    gradients_equal: bool
+    same_results: bool
+    """The forward values, the gradients used and the final values are equal (see the module's docstring)."""
     detail: str
     """One sentence: what was compared and how far apart, or why it could not be."""
 
     @property
     def verified(self) -> bool:
-        return self.error_gone and self.gradients_equal
+        return self.error_gone and self.same_results
 
 
-def record(script: str, args: list[str], mode: str, float64: bool, timeout: float = RUN_TIMEOUT,
-           out_of_place: str | None = None) -> dict[str, Any]:
-    """Runs the script in a fresh interpreter under gradients.py and returns its recording."""
-    with tempfile.TemporaryDirectory(prefix="blame-fix-") as tmp:
-        out = Path(tmp) / "recording.pt"
-        command = [sys.executable, "-m", "autograder.blame.gradients", "--mode", mode, "--out", str(out),
-                   *(["--float64"] if float64 else []), *(["--out-of-place", out_of_place] if out_of_place else []),
-                   script, *args]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])))
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
-            return _failed(f"it ran longer than {timeout:.0f} s", float64)
-        if not out.exists():
-            return _failed(f"it crashed (exit {done.returncode}): {done.stderr.strip()[-300:]}", float64)
-        return torch.load(out, weights_only=True)
-
-
-def reference(script: str, args: list[str], mode: str, timeout: float = RUN_TIMEOUT,
-              out_of_place: str | None = None) -> dict[str, Any]:
+def reference(program: Program, mode: str, timeout: float = RUN_TIMEOUT,
+              out_of_place: tuple[str, ...] = ()) -> dict[str, Any]:
     """The reference recording, in float64 when the program runs in it, else in its own dtypes."""
-    first = record(script, args, mode, True, timeout, out_of_place)
+    first = record(program, mode, True, timeout, out_of_place)
     if first["error"] is None:
         return first
-    return record(script, args, mode, False, timeout, out_of_place)
+    return record(program, mode, False, timeout, out_of_place)
 
 
-def verify(script: str, args: list[str], ref: dict[str, Any], timeout: float = RUN_TIMEOUT) -> tuple[Verdict, dict]:
-    """Runs the (rewritten) script as the reference ran and compares. Returns the verdict and the recording."""
-    fixed = record(script, args, "plain", ref["float64"], timeout)
+def verify(program: Program, ref: dict[str, Any], timeout: float = RUN_TIMEOUT) -> tuple[Verification, dict]:
+    """Runs the (rewritten) program as the reference ran and compares. Returns the verification and the recording."""
+    fixed = record(program, "plain", ref["float64"], timeout)
     return compare(ref, fixed), fixed
 
 
-def compare(ref: dict[str, Any], fixed: dict[str, Any]) -> Verdict:
+def compare(ref: dict[str, Any], fixed: dict[str, Any]) -> Verification:
+    """The rewritten program's recording against the reference's (the module's docstring says what is equal)."""
     if ref["error"] is not None:
-        return Verdict(False, False, f"cannot verify: the program fails even with every saved tensor kept as it "
-                                     f"was saved ({ref['error']['type']}: {ref['error']['message'][:200]})")
+        return Verification(False, False, f"cannot verify: the program fails even with every saved tensor kept "
+                                           f"as it was saved ({ref['error']['type']}: {ref['error']['message'][:200]})")
     error = fixed["error"]
     if error is not None:
         what = "the in-place error remains" if error["inplace"] else "it now raises"
-        return Verdict(False, False, f"{what}: {error['type']}: {error['message'][:200]}")
+        return Verification(False, False, f"{what}: {error['type']}: {error['message'][:200]}")
     if fixed["status"] != ref["status"]:
-        return Verdict(False, False, f"it exits with {fixed['status']}, the reference with {ref['status']}")
+        return Verification(False, False, f"it exits with {fixed['status']}, the reference with {ref['status']}")
     if fixed["count"] != ref["count"]:
-        return Verdict(True, False, f"{fixed['count']} backward passes, the reference {ref['count']}")
-    if fixed["shapes"] != ref["shapes"]:
-        return Verdict(True, False, f"its backward passes reach other leaf tensors ({len(fixed['shapes'])} "
-                                    f"against {len(ref['shapes'])}, or in another order)")
-    if _step_counts(fixed) != _step_counts(ref):
-        return Verdict(True, False, "its optimizers step other parameters, or another number of times")
+        return Verification(True, False, f"{fixed['count']} backward passes, the reference {ref['count']}")
     tol = TOLERANCES[bool(ref["float64"])]
+    other = _other_values(ref.get("roots", []), fixed.get("roots", []), tol)
+    if other:
+        return Verification(True, False, f"it computes other values: {other}")
+    if len(fixed["shapes"]) < len(ref["shapes"]):
+        return Verification(True, False, f"fewer leaf tensors get a gradient: {len(fixed['shapes'])}, the reference "
+                                         f"{len(ref['shapes'])} (a tensor the loss was made of no longer is)")
+    if fixed["shapes"] != ref["shapes"]:
+        return Verification(True, False, f"its backward passes reach other leaf tensors ({len(fixed['shapes'])} "
+                                         f"against {len(ref['shapes'])}, or in another order)")
+    if _step_counts(fixed) != _step_counts(ref):
+        return Verification(True, False, "its optimizers step other parameters, or another number of times")
     owned = {i for key in _step_counts(ref) for i in key}
     worst = 0.0
     for where, pairs in _compared(ref, fixed, owned):
         for i, x, y in pairs:
+            if y is None and x is not None and bool(x.ne(0).any()):
+                return Verification(True, False, f"leaf tensor {i} {list(x.shape)} gets no gradient {where}; in the "
+                                                 f"reference it got one")
             x, y = _zeros_for_none(x, y), _zeros_for_none(y, x)
             if x is None:
                 continue
             if not torch.allclose(y, x, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
-                return Verdict(True, False, f"leaf tensor {i} {list(x.shape)} differs {where} by up to "
-                                            f"{(y - x).abs().max().item():.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})")
+                return Verification(True, False, f"leaf tensor {i} {list(x.shape)} differs {where} by up "
+                                                 f"to {(y - x).abs().max().item():.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})")
             if x.numel():
                 worst = max(worst, (y - x).abs().max().item())
     if ref.get("out_of_place_calls") == 0:
-        return Verdict(True, False, "the culprit call could not be made out of place in the reference run, so "
-                                    "the rewrite's claim could not be checked")
-    return Verdict(True, True, f"{_what_was_compared(ref, owned)} equal the reference's (largest difference "
-                               f"{worst:.2g}; {tol.why}: rtol {tol.rtol:g}, atol {tol.atol:g})")
+        return Verification(True, False, "the culprit call could not be made out of place in the reference "
+                                         "run, so the rewrite's claim could not be checked")
+    return Verification(True, True, f"{_what_was_compared(ref, owned)} equal the reference's (largest "
+                                    f"difference {worst:.2g}; {tol.why}: rtol {tol.rtol:g}, atol {tol.atol:g})")
+
+
+def partial_compare(ref: dict[str, Any], stopped: dict[str, Any]) -> str | None:
+    """For a run that stopped at another in-place error: where the losses it computed before stopping differ
+    from the reference's, or None when they are equal (its gradients are checked once the program runs)."""
+    return _other_values(ref.get("roots", []), stopped.get("roots", []), TOLERANCES[bool(ref["float64"])])
 
 
 def _step_counts(recording: dict[str, Any]) -> dict[tuple[int, ...], int]:
@@ -180,12 +179,13 @@ def _what_was_compared(ref: dict[str, Any], owned: set[int]) -> str:
     passes = min(ref["count"], MAX_BACKWARDS)
     after = "the backward pass" if passes == 1 else f"each of the first {passes} backward passes"
     leaves = _plural(len(ref["shapes"]), "leaf tensor")
+    loss = "the loss" if passes == 1 else "the losses"
     if not owned:
-        return f"the gradients of the {leaves} after {after}, and their final values,"
+        return f"{loss}, the gradients of the {leaves} after {after}, and their final values,"
     steps = sum(n for _, n in ref["step_counts"])
     used = (f"each of the {_plural(steps, 'optimizer step')}" if steps == len(ref["steps"])
             else f"each of the first {MAX_STEPS} steps of each optimizer")
-    return (f"the gradients {used} used, the gradients after {after} (of each leaf tensor no optimizer steps, "
+    return (f"{loss}, the gradients {used} used, the gradients after {after} (of each leaf tensor no optimizer steps, "
             f"and of those both runs' pass reached), and the final values of the {leaves}")
 
 
@@ -198,11 +198,17 @@ def _zeros_for_none(x: torch.Tensor | None, other: torch.Tensor | None) -> torch
     return torch.zeros_like(other) if x is None and other is not None else x
 
 
-def _failed(why: str, float64: bool) -> dict[str, Any]:
-    return {"status": 1, "count": 0, "backwards": [], "reached": [], "steps": [], "step_counts": [], "shapes": [],
-            "final": [], "float64": float64,
-            "error": {"type": "RunFailed", "message": why, "inplace": False, "report": None}}
-
-
-def _package_root() -> str:
-    return str(Path(__file__).resolve().parents[2])
+def _other_values(ref: list, fixed: list, tol: Tolerance) -> str | None:
+    """Where the values backward starts from (the losses) differ, in words; None when they are equal."""
+    for k, (a, b) in enumerate(zip(ref, fixed), 1):
+        for x, y in zip(a, b):
+            if x is None or y is None:
+                continue
+            if x.shape != y.shape:
+                return f"backward {k} starts from a {list(y.shape)} tensor, the reference from a {list(x.shape)} one"
+            if not torch.allclose(y, x, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
+                if x.numel() == 1:
+                    return f"the loss of backward {k} is {y.item():.6g}, the reference's {x.item():.6g}"
+                return (f"the {list(x.shape)} tensor backward {k} starts from differs by up to "
+                        f"{(y - x).abs().max().item():.3g}")
+    return None

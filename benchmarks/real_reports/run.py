@@ -5,7 +5,9 @@ the original code are quoted at its top). For each, on a copy in a temporary fol
 raises the error, run `autograder blame --fix --json` on it, and read what it did. A report counts as
 "repaired and verified" only when the exit status is 0, the JSON says verified, the copy now runs without
 error, and the backup holds the original. Otherwise it got "words only" (exit 3: no rewrite was verified, or
-none applies).
+none applies). Then, apart from --fix's own verification, the repaired copy is run once more and the losses
+each backward pass starts from are compared with the original program's (every saved tensor kept as saved,
+so that it runs): "same values" says whether the kept rewrite left what the program computes as it was.
 
     .venv/bin/python benchmarks/real_reports/run.py [NAME ...]
 """
@@ -22,6 +24,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+from autograder.blame.runs import Program, record  # noqa: E402 - the package of this checkout
+from autograder.blame.verify import TOLERANCES, _other_values, reference  # noqa: E402
 
 
 def run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -45,7 +51,19 @@ def one(script: Path) -> dict:
         why = fix.get("words") if fix.get("kind") == "words" else fix.get("verification")
         return {"name": script.stem, "raised": "modified by an inplace operation" in broken.stderr,
                 "status": done.returncode, "repaired": repaired, "kind": fix.get("kind"), "seconds": seconds,
-                "why": (why or done.stderr.strip()[-200:])[:150]}
+                "why": (why or done.stderr.strip()[-200:])[:150], "culprits": len(fix.get("steps") or [None]),
+                "same": same_values(script, copy, fix.get("kind")) if repaired else None}
+
+
+def same_values(original: Path, fixed: Path, kind: str | None) -> bool:
+    """Whether the repaired program's losses, pass by pass, are the original program's (float64 where it runs in
+    it). A detached state promises truncated backpropagation through time (that is the fix): from the second
+    step on, the training differs from the original program's, which backpropagates into the old graph."""
+    mode = "truncated" if kind == "detach_state" else "reference"
+    ref = reference(Program(str(original), (), str(original.parent)), mode)
+    now = record(Program(str(fixed), (), str(fixed.parent)), "plain", ref["float64"])
+    return ref["error"] is None and now["error"] is None and len(ref["roots"]) == len(now["roots"]) and (
+        _other_values(ref["roots"], now["roots"], TOLERANCES[ref["float64"]]) is None)
 
 
 def main(names: list[str]) -> int:
@@ -53,13 +71,15 @@ def main(names: list[str]) -> int:
     if names:
         scripts = [s for s in scripts if any(n in s.stem for n in names)]
     rows = []
-    print(f"{'report':34s} {'raised':>6s} {'exit':>4s} {'result':>22s} {'rewrite':>17s} {'s':>5s}")
+    print(f"{'report':34s} {'raised':>6s} {'exit':>4s} {'result':>22s} {'rewrite':>17s} {'culprits':>8s} "
+          f"{'same values':>11s} {'s':>5s}")
     for script in scripts:
         r = one(script)
         rows.append(r)
         result = "repaired and verified" if r["repaired"] else "words only"
+        same = "-" if r["same"] is None else "yes" if r["same"] else "NO"
         print(f"{r['name']:34s} {str(r['raised']):>6s} {r['status']:>4d} {result:>22s} {str(r['kind']):>17s} "
-              f"{r['seconds']:5.1f}")
+              f"{r['culprits']:>8d} {same:>11s} {r['seconds']:5.1f}")
         if r["repaired"]:
             continue
         if r["kind"] == "words":
@@ -68,7 +88,8 @@ def main(names: list[str]) -> int:
             print(f"{'':34s} the {r['kind']} rewrite was tried and undone: {r['why']}")
     repaired = sum(r["repaired"] for r in rows)
     print(f"\n{repaired} of {len(rows)} repaired and verified, {len(rows) - repaired} got words only; "
-          f"{sum(r['raised'] for r in rows)} of {len(rows)} copies raised the error before the fix.")
+          f"{sum(r['raised'] for r in rows)} of {len(rows)} copies raised the error before the fix; "
+          f"{sum(r['same'] is False for r in rows)} kept rewrites change what the program computes.")
     return 0
 
 
