@@ -240,9 +240,10 @@ def locate(user: str | Callable[[str], bool] | None = None) -> Locator:
 
 
 def explain(fn: Callable[..., Any], *args: Any, user: str | Callable[[str], bool] | None = None,
-            **kwargs: Any) -> Report | None:
-    """For notebooks: run `fn(*args, **kwargs)` (forward and backward) and print who broke autograd, with
-    the suggested rewrite of the culprit (suggest.py).
+            suggest: bool = True, **kwargs: Any) -> Report | None:
+    """For notebooks: run `fn(*args, **kwargs)` (forward and backward) and print who broke autograd: the line that
+    modified the saved tensor and the line that saved it, and, unless `suggest=False` (a "diagnose" step, before
+    the learner writes the fix), the suggested rewrite of the culprit (suggest.py).
 
     Returns the report (IPython displays it) instead of raising the in-place error; any other error
     propagates. Returns None when nothing was modified.
@@ -254,18 +255,20 @@ def explain(fn: Callable[..., Any], *args: Any, user: str | Callable[[str], bool
     except RuntimeError as e:
         if report_of(e) is None:
             raise
-        _show(report_of(e))
+        _show(report_of(e), suggest)
         return report_of(e)
     if loc.report is not None:  # fn caught the error itself; still say what happened
-        _show(loc.report)
+        _show(loc.report, suggest)
     return loc.report
 
 
-def _show(report: Report) -> None:
+def _show(report: Report, with_fix: bool) -> None:
     """The report, then the suggested rewrite (read from the cell's source, which linecache holds)."""
+    print(report.text())
+    if not with_fix:
+        return
     from .suggest import suggest  # libcst: loaded for a report, never by a worker that only locates
 
-    print(report.text())
     suggestion = suggest(report.to_json())
     if suggestion is not None:
         print("\n" + suggestion.text(status="not verified: nothing was run again"))
