@@ -9,8 +9,8 @@ diagnosis were right, and shows the locator's report (never a fix).
 The parts, each a line of code as the notebook writes it (spacing and a trailing comment do not count):
 - `line`: the line whose in-place write broke autograd: for the version check's error, the write that moved
   the saved tensor's version; for an error raised by the write itself (a leaf, a view), that write;
-- `saved_by`: the line whose op saved the tensor for backward (anomaly mode's innermost frame shows it). Not
-  asked where the write itself raised: nothing saved is involved there.
+- `saved_by`: the line whose op saved the tensor for backward (anomaly mode's warning shows it: its
+  innermost line of your code). Not asked where the write itself raised: nothing saved is involved there.
 
 Feedback for the learner only, like `predict`: the grader never runs it. Importing this module does not
 import torch; `reveal()` loads the locator (autograder.blame) when it is called.
@@ -101,8 +101,8 @@ def marks(diagnosis: Diagnosis, found: Found) -> list[Mark]:
         return out
     return [
         _part("line", diagnosis.line, found.culprit, "the write that moved the saved tensor's version"),
-        _part("saved_by", diagnosis.saved_by, found.saver, "the op that saved the tensor (anomaly mode's innermost "
-                                                           "frame)"),
+        _part("saved_by", diagnosis.saved_by, found.saver, "the op that saved the tensor (in anomaly mode's "
+                                                           "warning, the innermost line of your code)"),
     ]
 
 
