@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["check", "predict"]
+__all__ = ["check", "diagnose", "predict"]
 __version__ = "0.1.0"
 
 
@@ -17,8 +17,8 @@ def __getattr__(name: str) -> Any:
 
         client.install(check, BEFORE_CHECK, AFTER_CHECK, AFTER_STOP)  # the opt-in live view: check.join(URL), ...
         return check
-    if name == "predict":  # the module itself, callable: `predict(...)`, then `predict.reveal()`
+    if name in ("predict", "diagnose"):  # the module itself, callable: `predict(...)`, then `predict.reveal()`
         import importlib
 
-        return importlib.import_module(".predict", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'autograder' has no attribute {name!r}")

@@ -3,10 +3,10 @@
 Markers, as nbgrader spells them: in a code cell, the lines between `### BEGIN SOLUTION` and
 `### END SOLUTION` become a TODO that raises NotImplementedError, at the marker's indentation; lines
 between `### BEGIN HIDDEN` and `### END HIDDEN` are dropped; a cell tagged `solution-only` (the
-"why this works" note) is dropped whole. In a cell tagged `predict`, the arguments of its `predict(...)`
-call (the solution's prediction, which the solution's run proves right) become `...`, the placeholders
-the student fills in. Outputs are cleared. A setup cell goes first: on Colab or Binder, where the course
-is not installed, it installs it from the repository so that `check()` works.
+"why this works" note) is dropped whole. In a cell tagged `predict` (or `diagnose`), the arguments of its
+`predict(...)` (or `diagnose(...)`) call (the solution's answer, which the solution's run proves right)
+become `...`, the placeholders the student fills in. Outputs are cleared. A setup cell goes first: on Colab
+or Binder, where the course is not installed, it installs it from the repository so that `check()` works.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from .submission import is_answer_cell
 
 SOLUTION_ONLY_TAG = "solution-only"
 PREDICT_TAG = "predict"
+DIAGNOSE_TAG = "diagnose"
 _REGION = re.compile(
     r"^(?P<indent>[ \t]*)### BEGIN (?P<kind>SOLUTION|HIDDEN)[^\n]*\n(?P<body>.*?)^[ \t]*### END (?P=kind)[^\n]*(\n|$)",
     re.MULTILINE | re.DOTALL,
@@ -95,12 +96,13 @@ def strip_solutions(source: str) -> str:
     return out
 
 
-def blank_prediction(source: str) -> str:
-    """A `predict` cell as the student gets it: every argument of its `predict(...)` call becomes `...`."""
+def blank_prediction(source: str, name: str = PREDICT_TAG) -> str:
+    """A `predict` (or `diagnose`) cell as the student gets it: every argument of its `predict(...)` call becomes
+    `...`."""
     calls = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)
-             and (getattr(n.func, "id", None) == "predict" or getattr(n.func, "attr", None) == "predict")]
+             and (getattr(n.func, "id", None) == name or getattr(n.func, "attr", None) == name)]
     if len(calls) != 1 or calls[0].args or not calls[0].keywords:
-        raise AssignError("a cell tagged 'predict' holds one predict(...) call, with keyword arguments only")
+        raise AssignError(f"a cell tagged '{name}' holds one {name}(...) call, with keyword arguments only")
     data = source.encode()
     starts = [0]
     for line in data.splitlines(keepends=True):
@@ -135,8 +137,9 @@ def exercise_notebook(solution: nbformat.NotebookNode, repository_url: str | Non
             continue
         if cell.cell_type == "code":
             cell.source = strip_solutions(cell.source)
-            if PREDICT_TAG in cell.get("metadata", {}).get("tags", []):
-                cell.source = blank_prediction(cell.source)
+            for tag in (PREDICT_TAG, DIAGNOSE_TAG):
+                if tag in cell.get("metadata", {}).get("tags", []):
+                    cell.source = blank_prediction(cell.source, tag)
             cell.outputs = []
             cell.execution_count = None
         cells.append(cell)

@@ -16,7 +16,7 @@ import torch
 from .evidence import Evidence, Failed, Pair, failed
 from .feedback import describe
 from .outcome import ErrorInfo
-from .spec import PASS, Rule, Selector, Verdict
+from .spec import PASS, Check, Rule, Selector, Verdict
 from .wording import say
 
 
@@ -174,3 +174,26 @@ def all_of(*rules: Rule) -> Rule:
     every = any(r.scenarios is None for r in rules)
     scenarios = None if every else tuple(dict.fromkeys(s for r in rules for s in r.scenarios or ()))
     return Rule(evaluate, scenarios, tuple(dict.fromkeys(item for r in rules for item in r.reads)))
+
+
+def gated(rule: Rule, gate: Rule, needs: str) -> Rule:
+    """`rule`, counted only where `gate` passes too. Some checks hold for code that does nothing, or that still
+    raises the exercise's error (the caller's tensors are unchanged, a gradient check of a function that is not
+    the exercise's): they earn nothing until the answer does what the exercise is about. `needs` says what that
+    is, in words that name no input (they are shown for hidden trials too). The check's own failure comes first."""
+
+    def evaluate(ev: Evidence) -> Verdict:
+        verdict = rule(ev)
+        if not verdict.passed or gate(ev).passed:
+            return verdict
+        text = f"Not counted yet: {needs}."
+        return failed(text, text)
+
+    every = rule.scenarios is None or gate.scenarios is None
+    scenarios = None if every else tuple(dict.fromkeys((*(rule.scenarios or ()), *(gate.scenarios or ()))))
+    return Rule(evaluate, scenarios, tuple(dict.fromkeys((*rule.reads, *gate.reads))))
+
+
+def gate_checks(gate: Rule, needs: str, *checks: Check) -> tuple[Check, ...]:
+    """Every check, counted only where `gate` passes (gated): what an exercise's EXERCISE lists as its checks."""
+    return tuple(replace(check, rule=gated(check.rule, gate, needs)) for check in checks)

@@ -8,9 +8,9 @@ cell runs; `predict.reveal()` after it says which parts of the guess were right,
 
 A prediction says what PyTorch's message will say: whether it raises, and `when` (at the in-place write
 itself, as for a view of `chunk` or a leaf, or at backward, when a saved tensor's version has moved); for
-an error at backward, which tensor it names (as the message does: `output N of OP` for a tensor an op
-made, else its shape, e.g. `[2, 8, 1]`), and the two versions, the one it is at (`found`) and the one it
-was saved at (`expected`). A notebook asks for the parts that fit its failure; the others stay unasked.
+an error at backward, which tensor it names (as the message does: `output N of OP`, where OP is the tensor's
+grad_fn when backward ran, else its shape, e.g. `[2, 8, 1]`), and the two versions, the one it is at (`found`)
+and the one it was saved at (`expected`). A notebook asks for the parts that fit its failure; the others stay unasked.
 
 In Jupyter, `predict()` watches the cells run after it (an IPython `post_run_cell` callback); `reveal()`
 compares the prediction with what the cell run just before it did. It is feedback for the learner only:
@@ -117,9 +117,14 @@ def _tensor_mark(tensor: Any, said: re.Match[str]) -> Mark:
     named = f"[{said['type']} {shape}]"
     if said["op"]:
         named = f"output {said['output']} of {said['op']} {named}"
-        why = "the saved tensor, named after the op that made it, not after the line that changed it"
+        why = (f"{said['op']} is the saved tensor's grad_fn when backward ran. If an op saved it as its output "
+               "(relu, sigmoid, exp, softmax), that is the op that saved it. If an op saved it as its input "
+               "(gelu, pow, mul, a linear layer), it is the last recorded in-place op that wrote it, often the "
+               "line you look for; or the op that made it, if the write was not recorded (no_grad, an optimizer "
+               "step); or AsStrided, for a view whose base was written. It is never the op that saved an input")
     else:
-        why = "the saved tensor; it needs no gradient, so no op is named, only its type and shape"
+        why = ("no op is named: the saved tensor has no grad_fn. Either it needs no gradient, or it is a leaf "
+               "that needs one (a parameter, or a tensor made with requires_grad=True)")
     words = {_op_key(w) for w in re.split(r"[^A-Za-z0-9_]+", tensor)} if isinstance(tensor, str) else set()
     right = (said["op"] is not None and _op_key(said["op"]) in words) or (_given(tensor) and shape in _shapes(tensor))
     return _mark("tensor", tensor, right, f"it is {named}: {why}.")
@@ -172,9 +177,11 @@ def feedback(prediction: Prediction, outcome: CellRun) -> str:
     said = VERSION_CHECK.search(outcome.message) if outcome.error else None
     if said:
         bumps = int(said["found"]) - int(said["expected"])
-        changes = "one in-place change" if bumps == 1 else f"{bumps} in-place changes"
-        summary += (f" found - expected = {bumps}: {changes} (an in-place op, an `out=` op or `mark_dirty`) to "
-                    "this tensor or a view of it since it was saved.")
+        times = "once" if bumps == 1 else f"{bumps} times"
+        summary += (f" found - expected = {bumps}: since it was saved, its version counter moved {times}. Each "
+                    "in-place op, `out=` op or `mark_dirty` moves it, on this tensor or on one that shares its "
+                    "counter (a view, its base, a detach() alias). One write may move it twice: `t[:, 0] += 1` "
+                    "does.")
     return "\n".join([*lines, summary])
 
 

@@ -1,4 +1,4 @@
-"""Reference of the capstone: the training script as it should have been, and the two lines that were not.
+"""Reference of the capstone: the training script as it should have been, and what each in-place write did.
 
 The given script divides the output of `exp` in place (`p /= p.sum(...)`), which exp saved for backward, so
 backward raises; and it normalises the features through `.data` (`h.data /= h.data.norm(...)`), which
@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from autograder.exercises.capstone import NetLayout
+from autograder.exercises.capstone import EXERCISE, NetLayout
 
 LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 1e-4
 MAX_GRAD_NORM = 1.0
@@ -62,16 +62,20 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tens
     return loss.item()
 
 
-def raising_line() -> str:
-    return "p /= p.sum(dim=1, keepdim=True)"
-
-
-def silent_line() -> str:
-    return "h.data /= h.data.norm(dim=1, keepdim=True)"
+def in_place_writes() -> dict[str, str]:
+    """Each in-place write of the given script, as it writes it: what it does."""
+    return {
+        "x -= x.mean(dim=0)": "harmless",  # data: nothing requires grad
+        "x /= x.std(dim=0)": "harmless",
+        "h.data /= h.data.norm(dim=1, keepdim=True)": "silently wrong",  # the division hidden from autograd
+        "logits -= logits.max(dim=1, keepdim=True).values": "harmless",  # the product saved its inputs
+        "p /= p.sum(dim=1, keepdim=True)": "raises",  # exp saved its output
+        "model.scale.data.clamp_(*SCALE_RANGE)": "harmless",  # after the step, outside any graph
+    }
 
 
 REFERENCE = {"Net": Net, "loss_fn": loss_fn, "make_optimizer": make_optimizer, "train_step": train_step,
-             "raising_line": raising_line, "silent_line": silent_line}
+             "in_place_writes": in_place_writes}
 
 
 # ---- Known submissions: graded by tests/exercises/test_catalogue.py, made into the sample class by
@@ -193,10 +197,15 @@ its inputs, not its output) and a `.data` write that is harmless (a projection a
 outside any graph)."""
 
 
-def named(raising: str = '"p /= p.sum(dim=1, keepdim=True)"',
-          silent: str = '"h.data /= h.data.norm(dim=1, keepdim=True)"') -> str:
-    """The two functions that name the lines, returning these Python expressions."""
-    return f"\n\ndef raising_line():\n    return {raising}\n\n\ndef silent_line():\n    return {silent}\n"
+WRITES = in_place_writes()
+
+
+def named(**changed: str) -> str:
+    """`in_place_writes()`, returning the reference's classification with these entries changed (a verdict for a
+    line; the verdict "" leaves the line out)."""
+    entries = {**WRITES, **changed}
+    body = "".join(f"        {line!r}: {verdict!r},\n" for line, verdict in entries.items() if verdict)
+    return f"\n\ndef in_place_writes():\n    return {{\n{body}    }}\n"
 
 
 def script(*edits: tuple[str, str], lines: str | None = None) -> str:
@@ -228,11 +237,12 @@ CORRECT = {
          "    log_probs = torch.log_softmax(logits, dim=1)\n    probs = log_probs.exp()\n"),
         FIX_SILENT,
         (CLAMP, "    with torch.no_grad():\n        model.scale.clamp_(*SCALE_RANGE)\n")),
-    "lines named loosely": script(FIX_RAISES, FIX_SILENT, lines=named(
-        '"    p/=p.sum(dim=1,keepdim=True)   # exp saved p"', "'h.data /= h.data.norm(dim = 1, keepdim = True)\\n'")),
+    "lines named loosely": script(FIX_RAISES, FIX_SILENT, lines=named(**{
+        "p /= p.sum(dim=1, keepdim=True)": "", "    p/=p.sum(dim=1,keepdim=True)   # exp saved p": " Raises",
+        "h.data /= h.data.norm(dim=1, keepdim=True)": "",
+        "h.data /= h.data.norm(dim = 1, keepdim = True)": "SILENTLY  wrong"})),
 }
 
-SAVER = '"p = logits.exp()"'
 WRONG = {
     # name: (code, the checks that must fail)
     "only the raising line fixed": (script(FIX_RAISES), {"one step", "three steps", "gradcheck"}),
@@ -249,23 +259,96 @@ WRONG = {
     "the normalisation deleted": (script(FIX_RAISES, (SILENT, "")), {"one step", "three steps"}),
     "a new Parameter for the clamp": (script(FIX_RAISES, FIX_SILENT, (CLAMP, (
         "    model.scale = nn.Parameter(model.scale.detach().clamp(*SCALE_RANGE))\n"))), "three steps"),
-    "the lines swapped": (script(FIX_RAISES, FIX_SILENT, lines=named(
-        '"h.data /= h.data.norm(dim=1, keepdim=True)"', '"p /= p.sum(dim=1, keepdim=True)"')),
-        {"raising line", "silent line"}),
-    "the saving line named": (script(FIX_RAISES, FIX_SILENT, lines=named(SAVER)), "raising line"),
-    "the harmless .data named": (script(FIX_RAISES, FIX_SILENT, lines=named(
-        silent='"model.scale.data.clamp_(*SCALE_RANGE)"')), "silent line"),
-    "the fixed lines named": (script(FIX_RAISES, FIX_SILENT, lines=named(
-        '"p = p / p.sum(dim=1, keepdim=True)"', '"h = h / h.norm(dim=1, keepdim=True)"')),
-        {"raising line", "silent line"}),
-    "line numbers": (script(FIX_RAISES, FIX_SILENT, lines=named("49", "40")), {"raising line", "silent line"}),
+    # A safeguard removed: the shift by the maximum deleted with the in-place write (the raising line fixed).
+    "the max shift deleted": (script((SHIFT, ""), FIX_RAISES, FIX_SILENT), "large logits"),
+    # The clamp deleted: it never acts while the temperature stays in its range, as the public batches keep it.
+    "the clamp deleted": (script(FIX_RAISES, FIX_SILENT, (CLAMP, "")), "one step"),
+    # An index made for the first batch and kept: the next batch of another size breaks it.
+    "an index kept from the first batch": (script(FIX_RAISES, FIX_SILENT, (
+        "    nll = -log_probs[torch.arange(len(y)), y].mean()\n",
+        "    if not ROWS:\n        ROWS.append(torch.arange(len(y)))\n    nll = -log_probs[ROWS[0], y].mean()\n"),
+        ("def loss_fn(logits, y):\n", "ROWS = []\n\n\ndef loss_fn(logits, y):\n")), "trains"),
+    "the bugs swapped": (script(FIX_RAISES, FIX_SILENT, lines=named(**{
+        "h.data /= h.data.norm(dim=1, keepdim=True)": "raises", "p /= p.sum(dim=1, keepdim=True)": "silently wrong"})),
+        "the two bugs"),
+    "the saving line called raising": (script(FIX_RAISES, FIX_SILENT, lines=named(**{
+        "p = logits.exp()": "raises", "p /= p.sum(dim=1, keepdim=True)": "harmless"})), "the two bugs"),
+    "the harmless .data called silently wrong": (script(FIX_RAISES, FIX_SILENT, lines=named(**{
+        "model.scale.data.clamp_(*SCALE_RANGE)": "silently wrong"})), {"the two bugs", "the harmless writes"}),
+    "the in-place shift called raising": (script(FIX_RAISES, FIX_SILENT, lines=named(**{
+        "logits -= logits.max(dim=1, keepdim=True).values": "raises"})), {"the two bugs", "the harmless writes"}),
+    "a harmless write left out": (script(FIX_RAISES, FIX_SILENT, lines=named(**{"x /= x.std(dim=0)": ""})),
+                                  "the harmless writes"),
+    "the fixed lines named": (script(FIX_RAISES, FIX_SILENT, lines=named(**{
+        "p /= p.sum(dim=1, keepdim=True)": "", "h.data /= h.data.norm(dim=1, keepdim=True)": "",
+        "p = p / p.sum(dim=1, keepdim=True)": "raises", "h = h / h.norm(dim=1, keepdim=True)": "silently wrong"})),
+        "the two bugs"),
+    "line numbers": (script(FIX_RAISES, FIX_SILENT, lines="\n\ndef in_place_writes():\n    return {49: 'raises', "
+                            "40: 'silently wrong'}\n"), {"the two bugs", "the harmless writes"}),
+    "another word": (script(FIX_RAISES, FIX_SILENT, lines=named(**{"p /= p.sum(dim=1, keepdim=True)": "crashes"})),
+                     {"the two bugs", "the harmless writes"}),
 }
 
 SAYS = {
     "only the raising line fixed": ("a gradient is wrong, and nothing raised", "gradcheck"),
     "the shift made out of place instead": ("p /= p.sum(dim=1, keepdim=True)",),
     "the normalisation deleted": ("computes something else than the script",),
-    "the saving line named": ("anomaly mode",),
+    "the saving line called raising": ("anomaly mode",),
     "the fixed lines named": ("before your fix",),
-    "line numbers": ("returned a number",),
+    "line numbers": ("not a line of code",),
+    "another word": ("not \"raises\", \"harmless\" or \"silently wrong\"",),
 }
+
+# The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+WRONG["starter without the raise"] = ('''RAISES, HARMLESS, SILENTLY_WRONG = "raises", "harmless", "silently wrong"
+
+
+def in_place_writes():
+    """Each in-place write of the given script, as the script writes it: RAISES, HARMLESS or SILENTLY_WRONG."""
+    # TODO: your fix goes here (see the task above).
+    pass
+
+
+import torch
+from torch import nn
+
+LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 1e-4
+MAX_GRAD_NORM = 1.0
+ENTROPY_WEIGHT = 0.1  # the confidence penalty: reward a little uncertainty
+SCALE_RANGE = (1.0, 30.0)  # where the cosine head's temperature may go
+
+
+class Net(nn.Module):
+    """A gated hidden layer, then a cosine classifier: unit-length features against the head's rows."""
+
+    def __init__(self, dim, hidden, classes):
+        # TODO: your fix goes here (see the task above).
+        pass
+
+    def forward(self, x):
+        # TODO: your fix goes here (see the task above).
+        pass
+
+
+def softmax(logits):
+    """Row-wise softmax, shifted by each row's maximum so that exp cannot overflow."""
+    # TODO: your fix goes here (see the task above).
+    pass
+
+
+def loss_fn(logits, y):
+    """Cross-entropy minus a little entropy: a confidence penalty (Pereyra et al., 2017)."""
+    # TODO: your fix goes here (see the task above).
+    pass
+
+
+def make_optimizer(model):
+    # TODO: your fix goes here (see the task above).
+    pass
+
+
+def train_step(model, optimizer, x, y):
+    """One step on one batch; returns the batch's loss."""
+    # TODO: your fix goes here (see the task above).
+    pass
+''', {c.name for c in EXERCISE.checks})

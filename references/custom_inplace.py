@@ -1,172 +1,225 @@
-"""Reference of custom_inplace: `leaky_relu_` as an autograd Function that changes x in place.
+"""Reference of custom_inplace: `prelu_(x, weight)` as an autograd Function that changes x in place.
 
-Forward scales the negatives in place and says so (`ctx.mark_dirty`), then saves its output with
-`save_for_backward`, so that a later in-place change of the result makes backward raise; backward reads
-the signs from the saved output (slope > 0 keeps the input's signs).
+Forward writes PReLU's output into x (x where x > 0, weight[c] * x elsewhere, c along dimension 1) and says so
+(`ctx.mark_dirty`), then saves its output and the weight with `save_for_backward`, so that a later in-place
+change of the result makes backward raise. The input is gone, overwritten: backward recovers it where it
+matters, from the saved output (y / weight where y <= 0; weight > 0 keeps the input's signs), for the weight's
+gradient, summed over every dimension but the channels'.
 """
 
 from __future__ import annotations
 
 import torch
 
+from autograder.exercises.custom_inplace import EXERCISE
 
-class _LeakyReLUInplace(torch.autograd.Function):
+
+def _per_channel(weight: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """weight shaped to broadcast along dimension 1 of `like` ([C] for [N, C], [C, 1, 1] for [N, C, H, W])."""
+    return weight.view(-1, *([1] * (like.dim() - 2)))
+
+
+class _PReLUInplace(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x: torch.Tensor, slope: float) -> torch.Tensor:
-        torch.where(x > 0, x, x * slope, out=x)  # exact in float64 (a scalar tensor would be float32)
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        torch.where(x > 0, x, x * _per_channel(weight, x), out=x)
         ctx.mark_dirty(x)
-        ctx.save_for_backward(x)  # x is now the output
-        ctx.slope = slope
+        ctx.save_for_backward(x, weight)  # x is now the output
         return x
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        (y,) = ctx.saved_tensors
-        return torch.where(y > 0, grad, grad * ctx.slope), None
+        y, weight = ctx.saved_tensors
+        w = _per_channel(weight, y)
+        negative = y <= 0
+        grad_x = torch.where(negative, grad * w, grad)
+        x_negative = torch.where(negative, y / w, torch.zeros_like(y))  # the overwritten input, where it counts
+        grad_weight = (grad * x_negative).sum([d for d in range(y.dim()) if d != 1])
+        return grad_x, grad_weight
 
 
-def leaky_relu_(x: torch.Tensor, slope: float = 0.01) -> torch.Tensor:
-    """x where x > 0, slope * x elsewhere, written into x itself."""
-    return _LeakyReLUInplace.apply(x, slope)
+def prelu_(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """x where x > 0, weight[c] * x elsewhere, written into x itself."""
+    return _PReLUInplace.apply(x, weight)
 
 
-REFERENCE = {"leaky_relu_": leaky_relu_}
+REFERENCE = {"prelu_": prelu_}
 
 
 # ---- Known submissions: graded by tests/exercises/test_catalogue.py, made into the sample class by
 # samples/make_class.py, read with autograder.reference_store.known_submissions (see README.md here).
 
-def function(forward: str, backward: str, signature: str = "x, slope=0.01") -> str:
+def function(forward: str, backward: str) -> str:
     fwd = "".join(f"        {line}\n" for line in forward.strip().splitlines())
     bwd = "".join(f"        {line}\n" for line in backward.strip().splitlines())
     return (
-        "import torch\nimport torch.nn.functional as F\n\n\n"
-        "class LeakyReLU_(torch.autograd.Function):\n"
-        f"    @staticmethod\n    def forward(ctx, x, slope):\n{fwd}\n"
+        "import torch\n\n\n"
+        "class PReLU_(torch.autograd.Function):\n"
+        f"    @staticmethod\n    def forward(ctx, x, weight):\n{fwd}\n"
         f"    @staticmethod\n    def backward(ctx, grad):\n{bwd}\n\n"
-        f"def leaky_relu_({signature}):\n    return LeakyReLU_.apply(x, slope)\n"
+        "def prelu_(x, weight):\n    return PReLU_.apply(x, weight)\n"
     )
 
 
+W = "w = weight.view(-1, *([1] * (x.dim() - 2)))"
+FORWARD = f"""
+{W}
+torch.where(x > 0, x, x * w, out=x)
+ctx.mark_dirty(x)
+ctx.save_for_backward(x, weight)
+return x
+"""
 FROM_OUTPUT = """
-(y,) = ctx.saved_tensors
-return grad * torch.where(y > 0, 1.0, ctx.slope), None
+y, weight = ctx.saved_tensors
+w = weight.view(-1, *([1] * (y.dim() - 2)))
+grad_x = torch.where(y > 0, grad, grad * w)
+x = torch.where(y > 0, torch.zeros_like(y), y / w)
+return grad_x, (grad * x).sum([d for d in range(y.dim()) if d != 1])
 """
 
-# The starter: changes x in place, but forgets mark_dirty and saves a copy of the input.
-BROKEN = function("""
-ctx.save_for_backward(x.clone())
-ctx.slope = slope
-torch.where(x > 0, x, x * slope, out=x)
+# A first attempt, as the notebook's broken Function is written: the write made, but autograd not told, and a
+# copy of the input saved (memory the in-place op was meant to save; the counter never checks a copy).
+BROKEN = function(f"""
+ctx.save_for_backward(x.clone(), weight)
+{W}
+torch.where(x > 0, x, x * w, out=x)
 return x
 """, """
-(x,) = ctx.saved_tensors
-return torch.where(x > 0, grad, grad * ctx.slope), None
+x, weight = ctx.saved_tensors
+w = weight.view(-1, *([1] * (x.dim() - 2)))
+return torch.where(x > 0, grad, grad * w), (grad * torch.where(x > 0, 0, x)).sum(
+    [d for d in range(x.dim()) if d != 1])
 """)
 
 CORRECT = {
-    "mark_dirty, save the output, where": function("""
-x.mul_(torch.where(x > 0, 1.0, slope))
+    "where with out=, the input from the output": function(FORWARD, FROM_OUTPUT),
+    "mul_ by per-entry factors": function(f"""
+{W}
+x.mul_(torch.where(x > 0, torch.ones_like(x), w))
 ctx.mark_dirty(x)
-ctx.save_for_backward(x)
-ctx.slope = slope
+ctx.save_for_backward(x, weight)
 return x
 """, FROM_OUTPUT),
-    "save before modifying (packed after forward)": function("""
+    "saved before the write (packed after forward)": function(f"""
 ctx.mark_dirty(x)
-ctx.save_for_backward(x)
-ctx.slope = slope
-x.mul_(torch.where(x > 0, 1.0, slope))
+ctx.save_for_backward(x, weight)
+{W}
+torch.where(x > 0, x, x * w, out=x)
 return x
 """, FROM_OUTPUT),
-    "where with out=": function("""
-torch.where(x > 0, x, x * slope, out=x)
-ctx.mark_dirty(x)
-ctx.save_for_backward(x)
-ctx.slope = slope
-return x
-""", FROM_OUTPUT),
-    "masked mul_ and sign of the output": function("""
-x[x < 0] *= slope
-ctx.mark_dirty(x)
-ctx.save_for_backward(x)
-ctx.slope = slope
-return x
-""", """
-(y,) = ctx.saved_tensors
-scale = (y > 0).to(grad.dtype) + (y <= 0).to(grad.dtype) * ctx.slope
-return grad * scale, None
+    "the weight's gradient by movedim and reshape": function(FORWARD, """
+y, weight = ctx.saved_tensors
+w = weight.view(-1, *([1] * (y.dim() - 2)))
+negative = y <= 0
+grad_x = grad * torch.where(negative, w, torch.ones_like(y))
+per_channel = (grad * torch.where(negative, y / w, torch.zeros_like(y))).movedim(1, -1)
+return grad_x, per_channel.reshape(-1, y.shape[1]).sum(0)
 """),
-    "built-in in place inside the Function": function("""
-F.leaky_relu_(x, slope)
-ctx.mark_dirty(x)
-ctx.save_for_backward(x)
-ctx.slope = slope
-return x
-""", FROM_OUTPUT),
 }
 
 WRONG = {
     # name: (code, the checks that must fail)
-    "no mark_dirty": (function("""
-x.mul_(torch.where(x > 0, 1.0, slope))
-ctx.save_for_backward(x)
-ctx.slope = slope
+    "no mark_dirty": (function(f"""
+{W}
+torch.where(x > 0, x, x * w, out=x)
+ctx.save_for_backward(x, weight)
 return x
 """, FROM_OUTPUT), {"in place"}),
-    "saves a mask instead of the output": (function("""
-ctx.save_for_backward(x > 0)
-x.mul_(torch.where(x > 0, 1.0, slope))
+    "saves a copy of the input": (function(f"""
+ctx.save_for_backward(x.clone(), weight)
+{W}
+torch.where(x > 0, x, x * w, out=x)
 ctx.mark_dirty(x)
-ctx.slope = slope
 return x
 """, """
-(mask,) = ctx.saved_tensors
-return grad * torch.where(mask, 1.0, ctx.slope), None
+x, weight = ctx.saved_tensors
+w = weight.view(-1, *([1] * (x.dim() - 2)))
+return torch.where(x > 0, grad, grad * w), (grad * torch.where(x > 0, 0, x)).sum(
+    [d for d in range(x.dim()) if d != 1])
 """), {"saves output"}),
-    "out of place F.leaky_relu": ("import torch.nn.functional as F\n\n\ndef leaky_relu_(x, slope=0.01):\n"
-                                  "    return F.leaky_relu(x, slope)\n", {"in place"}),
-    "built-in leaky_relu_, no Function": ("import torch.nn.functional as F\n\n\ndef leaky_relu_(x, slope=0.01):\n"
-                                          "    return F.leaky_relu_(x, slope)\n", {"in place"}),
-    "relu gradient": (function("""
-x.mul_(torch.where(x > 0, 1.0, slope))
+    "keeps the output on ctx": (function(f"""
+{W}
+torch.where(x > 0, x, x * w, out=x)
 ctx.mark_dirty(x)
-ctx.save_for_backward(x)
+ctx.y, ctx.weight = x, weight
 return x
 """, """
-(y,) = ctx.saved_tensors
-return grad * (y > 0), None
+y, weight = ctx.y, ctx.weight
+w = weight.view(-1, *([1] * (y.dim() - 2)))
+grad_x = torch.where(y > 0, grad, grad * w)
+x = torch.where(y > 0, torch.zeros_like(y), y / w)
+return grad_x, (grad * x).sum([d for d in range(y.dim()) if d != 1])
+"""), {"saves output"}),
+    "the weight's gradient from the output, not the input": (function(FORWARD, """
+y, weight = ctx.saved_tensors
+w = weight.view(-1, *([1] * (y.dim() - 2)))
+grad_x = torch.where(y > 0, grad, grad * w)
+return grad_x, (grad * torch.where(y > 0, torch.zeros_like(y), y)).sum([d for d in range(y.dim()) if d != 1])
 """), {"gradients", "gradcheck"}),
-    "x.data without mark_dirty": (function("""
-x.data.mul_(torch.where(x > 0, 1.0, slope))
-ctx.save_for_backward(x)
-ctx.slope = slope
-return x
-""", FROM_OUTPUT), {"in place"}),
-    # The write hidden from autograd, and mark_dirty called anyway: every value, the gradient and a later
+    "no gradient for the weight": (function(FORWARD, """
+y, weight = ctx.saved_tensors
+w = weight.view(-1, *([1] * (y.dim() - 2)))
+return torch.where(y > 0, grad, grad * w), None
+"""), {"gradients", "gradcheck"}),
+    "built-in prelu, out of place": ("import torch.nn.functional as F\n\n\ndef prelu_(x, weight):\n"
+                                     "    return F.prelu(x, weight)\n", {"in place"}),
+    # The write hidden from autograd, and mark_dirty called anyway: every value, the gradients and a later
     # change's error are right, but x's counter moves by 1 (mark_dirty's own bump), not 2.
-    "x.data with mark_dirty": (function("""
-x.data.mul_(torch.where(x > 0, 1.0, slope))
+    "x.data with mark_dirty": (function(f"""
+{W}
+x.data.copy_(torch.where(x > 0, x, x * w))
 ctx.mark_dirty(x)
-ctx.save_for_backward(x)
-ctx.slope = slope
+ctx.save_for_backward(x, weight)
 return x
 """, FROM_OUTPUT), {"in place"}),
-    "slope ignored": (function("""
-x.mul_(torch.where(x > 0, 1.0, 0.01))
+    # Flattened with view(): refused for an input that is not contiguous.
+    "flattened with view": (function("""
+flat = x.view(x.shape[0], x.shape[1], -1)
+w = weight.view(1, -1, 1)
+torch.where(flat > 0, flat, flat * w, out=flat)
 ctx.mark_dirty(x)
-ctx.save_for_backward(x)
+ctx.save_for_backward(x, weight)
+return x
+""", FROM_OUTPUT), {"forward"}),
+    # A check of its own, whose message a loose pattern accepts: PyTorch's words, no tensor and no versions.
+    "an error of its own in backward": (function(f"""
+{W}
+torch.where(x > 0, x, x * w, out=x)
+ctx.mark_dirty(x)
+ctx.y, ctx.weight, ctx.version = x, weight, x._version
 return x
 """, """
-(y,) = ctx.saved_tensors
-return grad * torch.where(y > 0, 1.0, 0.01), None
-"""), {"forward", "gradients"}),
+y, weight = ctx.y, ctx.weight
+if y._version != ctx.version:
+    raise RuntimeError("one of the variables needed for gradient computation has been modified by an inplace "
+                       "operation")
+w = weight.view(-1, *([1] * (y.dim() - 2)))
+grad_x = torch.where(y > 0, grad, grad * w)
+x = torch.where(y > 0, torch.zeros_like(y), y / w)
+return grad_x, (grad * x).sum([d for d in range(y.dim()) if d != 1])
+"""), {"saves output"}),
+    # The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+    "starter without the raise": ('''import torch
+
+
+class PReLU_(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight):
+        # TODO: your fix goes here (see the task above).
+        pass
+
+    @staticmethod
+    def backward(ctx, grad):
+        # TODO: your fix goes here (see the task above).
+        pass
+
+
+def prelu_(x, weight):
+    return PReLU_.apply(x, weight)
+''', {c.name for c in EXERCISE.checks}),
 }
-WRONG["no default slope"] = (
-    CORRECT["mark_dirty, save the output, where"].replace("def leaky_relu_(x, slope=0.01)", "def leaky_relu_(x, slope)"),
-    {"default slope"},
-)
 
 SAYS = {
     "x.data with mark_dirty": ("moved by less than 2", "`x.data`"),
+    "an error of its own in backward": ("not PyTorch's version check",),
 }

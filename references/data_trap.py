@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from autograder.exercises.data_trap import EXERCISE
+
 
 def clamped_softmax_loss(logits: torch.Tensor, target: torch.Tensor, eps: float) -> torch.Tensor:
     """-(target * log(max(softmax(logits), eps))).sum(-1).mean(): cross-entropy with soft targets, the
@@ -104,3 +106,37 @@ p = logits.softmax(dim=-1).clamp(min=eps)
 SAYS = {
     "detach().clamp_": ("p.detach().clamp_(min=eps)",),
 }
+
+# Softmax by hand without its max shift: exp overflows on large logits (inf / inf is NaN).
+WRONG["softmax by hand, no max shift"] = (fn(f"""
+e = logits.exp()
+p = (e / e.sum(dim=-1, keepdim=True)).clamp(min=eps)
+{LOSS}
+"""), {"forward"})
+# Flattened to two dimensions with view(): refused for transposed logits.
+WRONG["flattened with view"] = (fn("""
+flat = logits.view(-1, logits.shape[-1])
+p = flat.softmax(dim=-1).clamp(min=eps)
+return -(target.reshape(flat.shape) * p.log()).sum(dim=-1).mean()
+"""), {"forward"})
+CORRECT["softmax by hand, shifted by the max"] = fn(f"""
+e = (logits - logits.max(dim=-1, keepdim=True).values).exp()
+p = (e / e.sum(dim=-1, keepdim=True)).clamp(min=eps)
+{LOSS}
+""")
+CORRECT["flattened with reshape"] = fn("""
+flat = logits.reshape(-1, logits.shape[-1])
+p = flat.softmax(dim=-1).clamp(min=eps)
+return -(target.reshape(flat.shape) * p.log()).sum(dim=-1).mean()
+""")
+
+# The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+WRONG["starter without the raise"] = (f"""import torch
+
+
+def clamped_softmax_loss(logits, target, eps):
+    p = logits.softmax(dim=-1)
+    # TODO: your fix goes here (see the task above).
+    pass
+    {LOSS}
+""", {c.name for c in EXERCISE.checks})

@@ -15,6 +15,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from autograder.exercises.gan_step_order import EXERCISE
+
 
 def train_step(G, D, opt_G, opt_D, real, noise):
     """D's step on d_loss (fake detached), then G's step on g_loss through the updated D."""
@@ -277,3 +279,42 @@ SAYS = {
     "retain_graph on both backward passes": ("opt_D.step()",),
     "the loss tensors returned": ("keeps its step's whole graph alive",),
 }
+
+# Targets made once, for the first call's batch, and kept: the second call's batch of another size breaks them.
+WRONG["targets made once, for the first batch"] = ("""import torch
+import torch.nn.functional as F
+
+TARGETS = {}
+
+
+def train_step(G, D, opt_G, opt_D, real, noise):
+    if not TARGETS:
+        TARGETS["real"] = torch.ones(real.shape[0], 1, dtype=real.dtype)
+        TARGETS["fake"] = torch.zeros(real.shape[0], 1, dtype=real.dtype)
+    bce = F.binary_cross_entropy_with_logits
+    fake = G(noise)
+    opt_D.zero_grad()
+    d_loss = bce(D(real), TARGETS["real"]) + bce(D(fake.detach()), TARGETS["fake"])
+    d_loss.backward()
+    opt_D.step()
+    opt_G.zero_grad()
+    g_loss = bce(D(fake), TARGETS["real"])
+    g_loss.backward()
+    opt_G.step()
+    return d_loss.item(), g_loss.item()
+""", "runs")
+
+# The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+WRONG["starter without the raise"] = ('''import torch
+import torch.nn.functional as F
+
+
+def bce(logits, target):
+    """Binary cross-entropy on D's logits, against a constant target (1.0: real, 0.0: fake), averaged."""
+    return F.binary_cross_entropy_with_logits(logits, torch.full_like(logits, target))
+
+
+def train_step(G, D, opt_G, opt_D, real, noise):
+    # TODO: your fix goes here (see the task above).
+    pass
+''', {c.name for c in EXERCISE.checks})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from autograder.exercises.hook_inplace import GradCAMNetLayout
+from autograder.exercises.hook_inplace import EXERCISE, GradCAMNetLayout
 
 
 class GradCAMNet(GradCAMNetLayout):
@@ -190,3 +190,75 @@ SAYS = {
     "tensor hook instead of the module hook": ("register_full_backward_hook",),
     "detach the target's output": ("never fired",),
 }
+
+# The right scores and gradients, without the `relu` and `pool` modules the task asks for: a state dict cannot
+# show them (they have no parameters), so the grader reads the submodules.
+WRONG["functional ReLU and pooling, no relu or pool module"] = ("""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class GradCAMNet(nn.Module):
+    def __init__(self, channels, classes):
+        super().__init__()
+        self.conv = nn.Conv2d(3, channels, 3, padding=1)
+        self.target = nn.Conv2d(channels, channels, 3, padding=1)
+        self.head = nn.Linear(channels, classes)
+
+    def forward(self, x):
+        x = F.relu(self.conv(x))
+        x = F.relu(self.target(x))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.head(x)
+""" + GRADCAM, "forward")
+CORRECT["an extra ReLU module for the target"] = MODEL.replace(
+    "        self.relu = nn.ReLU(inplace=True)\n",
+    "        self.relu = nn.ReLU(inplace=True)\n        self.target_relu = nn.ReLU()\n").replace(
+    TARGET_LINE, "        x = self.target_relu(self.target(x))\n") + GRADCAM
+
+# The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+WRONG["starter without the raise"] = ('''import torch
+from torch import nn
+
+
+class GradCAMNet(nn.Module):
+    def __init__(self, channels, classes):
+        super().__init__()
+        self.conv = nn.Conv2d(3, channels, 3, padding=1)
+        self.target = nn.Conv2d(channels, channels, 3, padding=1)
+        self.relu = nn.ReLU(inplace=True)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.head = nn.Linear(channels, classes)
+
+    def forward(self, x):
+        x = self.relu(self.conv(x))  # no hook on conv: in place is fine here
+        # TODO: your fix goes here (see the task above).
+        pass
+        x = self.pool(x).flatten(1)
+        return self.head(x)
+
+
+def gradcam(model, x, target_class):
+    """Grad-CAM on model.target: the heatmap [N, H, W] and the gradient the hook captured [N, C, H, W]."""
+    captured = {}
+
+    def save_activation(module, inputs, output):  # forward hook: A, the layer's output
+        captured["activation"] = output.detach()
+
+    def save_gradient(module, grad_input, grad_output):  # full backward hook: dA = d score / d output
+        captured["gradient"] = grad_output[0].detach()
+
+    handles = [model.target.register_forward_hook(save_activation),
+               model.target.register_full_backward_hook(save_gradient)]
+    try:
+        model.zero_grad()
+        scores = model(x)
+        scores[:, target_class].sum().backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    weights = captured["gradient"].mean(dim=(2, 3), keepdim=True)  # one weight per channel
+    heatmap = torch.relu((weights * captured["activation"]).sum(dim=1))
+    return heatmap, captured["gradient"]
+''', {c.name for c in EXERCISE.checks})

@@ -15,6 +15,8 @@ from __future__ import annotations
 import torch
 from torch.optim.sgd import sgd
 
+from autograder.exercises.leaf_sgd import EXERCISE
+
 
 def sgd_step(params: list[torch.Tensor], buffers: list[torch.Tensor], lr: float, momentum: float,
              weight_decay: float) -> None:
@@ -172,3 +174,19 @@ SAYS = {
     ".data update": ("`.data`", "grad_fn"),
     "gradients zeroed, not set to None": ("`p.grad = None`",),
 }
+
+# A step that assumes contiguous tensors: `view(-1)` fails on a transposed or strided parameter.
+WRONG["flattened with view"] = (step("""
+with torch.no_grad():
+    for p, buf in zip(params, buffers):
+        flat, flat_buf = p.view(-1), buf.view(-1)
+        flat_buf.mul_(momentum).add_(p.grad.view(-1) + weight_decay * flat)
+        flat.sub_(lr * flat_buf)
+        p.grad = None
+"""), {"values"})
+
+# The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+WRONG["starter without the raise"] = (step("""
+# TODO: your fix goes here (see the task above).
+pass
+"""), {c.name for c in EXERCISE.checks})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.exercises.multi_output_view import AttentionLayout
+from autograder.exercises.multi_output_view import EXERCISE, AttentionLayout
 
 
 class Attention(AttentionLayout):
@@ -140,3 +140,42 @@ SAYS = {
     "no_grad around *=": ("is a view and its base or another view of its base has been modified inplace",),
     "scale folded into the weights": ("changed its own parameters",),
 }
+
+# The input flattened with view() for the projection: refused for a sequence-first (transposed) x.
+WRONG["flattened with view"] = (block(f"""
+q, k, v = self.qkv(x.view(B * N, C)).view(B, N, 3 * C).chunk(3, dim=-1)
+q = q * self.scale
+{SPLIT_HEADS}
+attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+{MERGE_HEADS}
+"""), "forward")
+CORRECT["flattened with reshape"] = block(f"""
+q, k, v = self.qkv(x.reshape(B * N, C)).reshape(B, N, 3 * C).chunk(3, dim=-1)
+q = q * self.scale
+{SPLIT_HEADS}
+attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+{MERGE_HEADS}
+""")
+
+# The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+WRONG["starter without the raise"] = ("""import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.scale = (dim // heads) ** -0.5
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        # TODO: your fix goes here (see the task above).
+        pass
+        q, k, v = (t.reshape(B, N, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        return self.proj((attn @ v).transpose(1, 2).reshape(B, N, C))
+""", {c.name for c in EXERCISE.checks})

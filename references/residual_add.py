@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.exercises.residual_add import ResidualBlockLayout
+from autograder.exercises.residual_add import EXERCISE, ResidualBlockLayout
 
 
 class ResidualBlock(ResidualBlockLayout):
@@ -80,3 +80,29 @@ out = self.bn2(self.conv2(out))
 return F.relu(out + x)
 """), "forward"),
 }
+
+# The add done on flattened views: view() refuses an input that is not contiguous (channels last).
+WRONG["flattened add"] = (BROKEN.replace("out += x", "out = (out.view(-1) + x.view(-1)).view(out.shape)"), "forward")
+CORRECT["flattened with reshape"] = BROKEN.replace("out += x", "out = (out.reshape(-1) + x.reshape(-1)).view(out.shape)")
+
+# The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+WRONG["starter without the raise"] = ("""import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = F.relu(self.bn2(self.conv2(out)))
+        # TODO: your fix goes here (see the task above).
+        pass
+        return out
+""", {c.name for c in EXERCISE.checks})

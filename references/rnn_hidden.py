@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from autograder.exercises.rnn_hidden import EXERCISE
+
 
 def _detach(state):
     """A tensor (RNN, GRU) or a tuple (h, c) (LSTM), without its history."""
@@ -178,3 +180,35 @@ SAYS = {
     "no state: starts from zeros every chunk": ("missing", "zeros"),
     "resets the state to state0": ("final h of chunk 1",),
 }
+
+# The chunks stacked into one tensor first: a data loader's shorter last chunk cannot be stacked.
+WRONG["chunks stacked first"] = (DETACH + loop("""
+losses = []
+state = state0
+for chunk, target in zip(torch.stack(chunks), torch.stack(targets)):
+    optimizer.zero_grad()
+    output, state = model(chunk, state)
+    loss = loss_fn(output, target)
+    loss.backward()
+    optimizer.step()
+    state = detach(state)
+    losses.append(loss.item())
+return losses
+"""), "runs")
+
+# The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+WRONG["starter without the raise"] = ("""import torch
+
+
+def train_tbptt(model, chunks, targets, state0, optimizer, loss_fn):
+    losses = []
+    state = state0
+    for chunk, target in zip(chunks, targets):
+        optimizer.zero_grad()
+        output, state = model(chunk, state)
+        loss = loss_fn(output, target)
+        # TODO: your fix goes here (see the task above).
+        pass
+        losses.append(loss.item())
+    return losses
+""", {c.name for c in EXERCISE.checks})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.exercises.sliced_input import LABEL_LEN, TwoStageClassifierLayout
+from autograder.exercises.sliced_input import EXERCISE, LABEL_LEN, TwoStageClassifierLayout
 
 
 class TwoStageClassifier(TwoStageClassifierLayout):
@@ -214,3 +214,42 @@ mask = torch.cat([mask[:, :-3], torch.ones_like(mask[:, -3:])], dim=1)
 """ + LAST, HEADER.replace('self.register_buffer("label_tokens", label_tokens)',
                            "self.label_tokens = label_tokens")), "one encoder"),
 }
+
+# Copies made through flat views: view() refuses the strided tokens and mask of a longer batch.
+WRONG["copies through flat views"] = (model(FIRST + """
+tokens = tokens.view(-1).clone().view(tokens.shape)
+mask = mask.view(-1).clone().view(mask.shape)
+tokens[:, -3:] = labels
+mask[:, -3:] = 1
+""" + LAST), "forward")
+CORRECT["copies through flat reshapes"] = model(FIRST + """
+tokens = tokens.reshape(-1).clone().reshape(tokens.shape)
+mask = mask.reshape(-1).clone().reshape(mask.shape)
+tokens[:, -3:] = labels
+mask[:, -3:] = 1
+""" + LAST)
+
+# The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+WRONG["starter without the raise"] = ("""import torch
+from torch import nn
+
+
+class TwoStageClassifier(nn.Module):
+    def __init__(self, vocab_size, dim, num_a, num_b, label_tokens):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, dim)
+        self.fc_a = nn.Linear(dim, num_a)
+        self.fc_b = nn.Linear(dim, num_b)
+        self.register_buffer("label_tokens", label_tokens)
+
+    def pool(self, tokens, mask):
+        return (self.embed(tokens) * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+
+    def forward(self, tokens, mask):
+        logits_a = self.fc_a(self.pool(tokens, mask))
+        labels = self.label_tokens[logits_a.argmax(1)]
+        # TODO: your fix goes here (see the task above).
+        pass
+        logits_b = self.fc_b(self.pool(tokens, mask))
+        return logits_a, logits_b
+""", {c.name for c in EXERCISE.checks})

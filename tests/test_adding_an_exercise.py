@@ -58,6 +58,8 @@ def _run(ns, inputs, device, obs):
 
 
 PUBLIC, HIDDEN = "public", "hidden"
+FORWARD = checks.matches_reference(("output",), "Forward output")
+BACKWARD = checks.completes((PUBLIC, HIDDEN), "Backward")
 
 EXERCISE = Exercise(
     id="{ID}",
@@ -69,11 +71,10 @@ EXERCISE = Exercise(
         Scenario(PUBLIC, _draw(5), _run, ("output", GRAD), public=True),
         Scenario(HIDDEN, _draw(9), _run, ("output", GRAD)),
     ),
-    checks=(
-        Check("forward", 4, "The output is 2 * relu(x).", checks.matches_reference(("output",), "Forward output"),
-              public=True),
-        Check("backward runs", 2, "Backward runs through scaled_relu.", checks.completes((PUBLIC, HIDDEN), "Backward"),
-              public=True),
+    checks=checks.gate_checks(  # nothing counts while the bug is there: the forward right and backward running
+        checks.all_of(FORWARD, BACKWARD), "the output right and backward running",
+        Check("forward", 4, "The output is 2 * relu(x).", FORWARD, public=True),
+        Check("backward runs", 2, "Backward runs through scaled_relu.", BACKWARD, public=True),
         Check("gradients", 4, "The gradient of x matches the reference.",
               checks.matches_reference((GRAD,), "Gradient", (HIDDEN,))),
     ),
@@ -102,6 +103,9 @@ WRONG = {{
     ".data hides the doubling": ("def scaled_relu(x):\\n    y = x.relu()\\n    y.data *= 2\\n    return y\\n",
                                  "gradients"),
     "three times": ("def scaled_relu(x):\\n    return 3 * x.relu()\\n", {{"forward", "gradients"}}),
+    "starter without the raise": ("import torch\\n\\n\\ndef scaled_relu(x):\\n"
+                                  "    # TODO: your fix goes here (see the task above).\\n    pass\\n",
+                                  {{"forward", "backward runs", "gradients"}}),
 }}
 SAYS = {{".data hides the doubling": ("Gradient",)}}
 '''
@@ -228,7 +232,8 @@ def test_a_new_exercise_needs_only_its_own_files(course, tmp_path):
                "tests/test_no_reference_in_package.py", "-k", f"{ID} or committed_class")
     passed = set(re.findall(r"^(tests/.+?) PASSED", proc.stdout, re.M))
     catalogue = "tests/exercises/test_catalogue.py::"
-    expected = {f"{catalogue}test_solution_scores_full[{ID}]", f"{catalogue}test_broken_report_code_scores_less[{ID}]",
+    expected = {f"{catalogue}test_solution_scores_full[{ID}]", f"{catalogue}test_broken_report_code_scores_zero[{ID}]",
+                f"{catalogue}test_the_starter_without_its_raise_is_catalogued_to_fail_every_check[{ID}]",
                 f"{catalogue}test_catalogue_names_checks_the_exercise_has[{ID}]",
                 f"{catalogue}test_correct_alternative_passes[{ID}-multiply into a new tensor]",
                 f"{catalogue}test_wrong_fix_fails_for_the_right_reason[{ID}-.data hides the doubling]",

@@ -271,7 +271,8 @@ def test_a_hidden_failure_still_says_which_check_and_trial(leaky_class):
     results, _, _ = leaky_class[0]
     for exercise_id in EXERCISES:
         data = results[f"{exercise_id}-on-hidden.py"]
-        hidden = [t for t in data["tests"] if t["status"] == "failed" and "(on hidden inputs: scenario '" in t["output"]]
+        hidden = [t for t in data["tests"] if t["status"] == "failed" and "(on hidden inputs: scenario '" in t["output"]
+                  and not t["output"].startswith("Not counted yet")]  # a gated check says what it waits for
         assert hidden, (exercise_id, data["tests"])
         for t in hidden:
             assert "Your code raised an exception (its class is not shown" in t["output"]

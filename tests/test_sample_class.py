@@ -54,7 +54,7 @@ def by_student(rows, student):
 def test_one_row_per_notebook_and_a_summary(graded):
     _, rows, stdout = graded
     assert len(rows) == len(MAKE_CLASS.STUDENTS) * len(EXERCISES)
-    assert "submissions graded" in stdout and "gradebook.csv" in stdout
+    assert f"{len(rows)} submissions: " in stdout and "gradebook.csv" in stdout
     assert not [n for n, r in rows.items() if r["status"] == "grader_error"]
 
 

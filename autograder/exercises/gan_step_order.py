@@ -11,7 +11,8 @@ Besides the values, each call of `train_step` is traced with public hooks only (
 on the gradient of each network's first weight, step pre-hooks on both optimizers), so that a
 parameter that drifted can be explained: which backward passes the gradient an optimizer stepped with came
 from, whether it was stale, whether D ran again after its step. The trace only explains; the score comes
-from the values.
+from the values. One hidden scenario's second call brings batches of another size (drawn per salt) than
+the first's. Nothing counts until both calls run and D is right after the first (the gate).
 """
 
 from __future__ import annotations
@@ -51,14 +52,24 @@ class GanLayout(nn.Module):
         self.D = nn.Sequential(nn.Linear(data, hidden), nn.LeakyReLU(0.2), *d_hidden, nn.Linear(hidden, 1))
 
 
-def _drawer(noise: int, data: int, hidden: int, batch: int, **layout: bool):
+def _drawer(noise: int, data: int, hidden: int, batch: int | tuple[int, int], **layout: bool):
+    """batch (low, high): each call's batch size drawn per salt, the second call's larger than the first's; the
+    drawn tensors hold the largest, and each call takes its first rows (`batches`)."""
+
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         def randn(*shape: int, scale: float = 1.0, shift: float = 0.0) -> torch.Tensor:
             return (torch.randn(shape, generator=g, dtype=torch.float64) * scale + shift).to(dtype)
 
+        if isinstance(batch, int):
+            batches, rows = "", batch
+        else:
+            first = int(torch.randint(batch[0], batch[1], (), generator=g))
+            rows = first + int(torch.randint(1, 6, (), generator=g))
+            batches = f"{first},{rows}"
         return {
-            "real": randn(len(STEPS), batch, data, scale=0.5, shift=1.0),
-            "noise": randn(len(STEPS), batch, noise),
+            "batches": batches,
+            "real": randn(len(STEPS), rows, data, scale=0.5, shift=1.0),
+            "noise": randn(len(STEPS), rows, noise),
             **probes.draw_state(GanLayout(noise, data, hidden, **layout), g, dtype),
         }
 
@@ -178,11 +189,12 @@ def _trainer(opt_g: str, lr_g: float, opt_d: str, lr_d: float, sizes: tuple[int,
         opt_G = _optimizer(opt_g, G.parameters(), lr_g)
         opt_D = _optimizer(opt_d, D.parameters(), lr_d)
         tracer = _Tracer(G, D, opt_G, opt_D)
+        rows = [int(n) for n in inputs["batches"].split(",")] if inputs["batches"] else [len(inputs["real"][0])] * 2
         for k in STEPS:
             tracer.begin()
             try:
-                returned = ns["train_step"](G, D, opt_G, opt_D, inputs["real"][k - 1].clone(),
-                                            inputs["noise"][k - 1].clone())
+                returned = ns["train_step"](G, D, opt_G, opt_D, inputs["real"][k - 1][:rows[k - 1]].clone(),
+                                            inputs["noise"][k - 1][:rows[k - 1]].clone())
             finally:
                 obs.update(tracer.facts())
             obs[RETURNED.key(k)] = _problem_with(returned)
@@ -373,7 +385,8 @@ def _runs(ev: Evidence) -> Verdict:
     return PASS
 
 
-def _scenario(name: str, sizes: tuple[int, int, int], batch: int, g: tuple[str, float], d: tuple[str, float],
+def _scenario(name: str, sizes: tuple[int, int, int], batch: int | tuple[int, int], g: tuple[str, float],
+              d: tuple[str, float],
               public: bool = False, **layout: bool) -> Scenario:
     """Networks of `sizes` (noise, data, hidden) and `layout`, a batch of `batch`, G's and D's optimizers
     (kind, lr)."""
@@ -382,6 +395,11 @@ def _scenario(name: str, sizes: tuple[int, int, int], batch: int, g: tuple[str, 
 
 
 PUBLIC_SGD, PUBLIC_ADAM, SGD, ADAM, MIXED = "public sgd", "public adam", "sgd", "adam", "sgd for G, adam for D"
+UNEQUAL = "batches of two sizes"
+RUNS = Rule(_runs, None, ())
+D_AFTER_ONE = _parameters_match(("D",), 1)
+NEEDS = ("both calls must first run and D's parameters be right after the first (the checks `runs` and "
+         "`D after step 1`)")
 
 EXERCISE = Exercise(
     id="gan_step_order",
@@ -396,12 +414,14 @@ EXERCISE = Exercise(
         _scenario(SGD, (4, 5, 8), 8, ("sgd", 0.05), ("sgd", 0.2), tanh_g=True),
         _scenario(ADAM, (3, 4, 6), 7, ("adam", 0.02), ("adam", 0.005), deep_d=True),
         _scenario(MIXED, (5, 3, 7), 9, ("sgd", 0.1), ("adam", 0.01), deep_d=True, tanh_g=True),
+        _scenario(UNEQUAL, (3, 4, 6), (4, 10), ("sgd", 0.1), ("adam", 0.01)),
     ),
-    checks=(
-        Check("runs", 1, "Two calls of train_step run without an error, on SGD with momentum and on Adam.",
-              Rule(_runs, None, ()), public=True),
+    checks=checks.gate_checks(
+        checks.all_of(RUNS, D_AFTER_ONE), NEEDS,
+        Check("runs", 1, "Two calls of train_step run without an error, on SGD with momentum and on Adam, with "
+              "batches of any size.", RUNS, public=True),
         Check("D after step 1", 3, "After one step, D's parameters equal the reference's: opt_D stepped once, first, "
-              "on the gradients of d_loss alone.", _parameters_match(("D",), 1), public=True),
+              "on the gradients of d_loss alone.", D_AFTER_ONE, public=True),
         Check("G after step 1", 3, "After one step, G's parameters equal the reference's: opt_G stepped once, after "
               "D's step, on the gradients of g_loss alone, taken through the updated D.",
               _parameters_match(("G",), 1), public=True),

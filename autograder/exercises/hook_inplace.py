@@ -7,7 +7,10 @@ writes. The fix belongs in the model (an out-of-place activation, or one on a cl
 
 The grader watches the hooks: it shadows the target layer's registration methods on the instance (the class
 is left alone) to see which one `gradcam` calls and whether the hook it registered fires, and runs the model
-with a full backward hook of its own, as any other hook-based tool would.
+with a full backward hook of its own, as any other hook-based tool would. The notebook asks for the broken
+model's submodules, `relu` and `pool` among them: a state dict cannot show those (they have no parameters),
+so the grader reads the submodules themselves. Nothing counts until the scores are right and forward and
+backward run with the hook (the gate).
 """
 
 from __future__ import annotations
@@ -122,6 +125,7 @@ def _tensor_or_why(value: object, what: str) -> torch.Tensor | str:
 def _gradcam(ns, inputs, device, obs):
     """The student's gradcam on the student's model; the model's scores without any hook first."""
     model = _model(ns, inputs, device)
+    obs["submodules"] = ", ".join(f"{name}: {type(m).__name__}" for name, m in model.named_children())
     x = inputs["x"]
     obs["output"] = model(x).detach()
     model.zero_grad(set_to_none=True)
@@ -139,7 +143,7 @@ def _gradcam(ns, inputs, device, obs):
     probes.observe_grads(obs, model)
 
 
-GRADCAM_WRITES = ("output", "no deprecated hook", "full hook registered", "full hook fired", "hooks removed",
+GRADCAM_WRITES = ("submodules", "output", "no deprecated hook", "full hook registered", "full hook fired", "hooks removed",
                   "heatmap", "captured gradient", GRAD)
 
 
@@ -182,10 +186,38 @@ def runs(scenarios: tuple[str, ...], what: str) -> Rule:
     return Rule(evaluate, scenarios, ())
 
 
+REQUIRED = {"conv": "Conv2d", "target": "Conv2d", "relu": "ReLU", "pool": "AdaptiveAvgPool2d", "head": "Linear"}
+"""The submodules the notebook asks for, by name and type; others may be added."""
+
+
+def _structure(scenarios: tuple[str, ...]) -> Rule:
+    """The model has the submodules REQUIRED, each of its type (a state dict cannot show `relu` and `pool`)."""
+
+    def evaluate(ev: Evidence) -> Verdict:
+        for pair in ev.pairs():
+            said = pair.got.values.get("submodules")
+            if not isinstance(said, str):
+                return checks.missing(ev, pair, "submodules", "The model's submodules")
+            have = dict(item.split(": ", 1) for item in said.split(", ") if ": " in item)
+            wrong = [f"`{name}` ({kind})" for name, kind in REQUIRED.items() if have.get(name) != kind]
+            if wrong:
+                text = ("The model lacks submodules the task asks for, or has them of another type: "
+                        f"{', '.join(wrong)}. Keep the broken model's submodules (conv, target, relu, pool, head): "
+                        "tools and code that reach into the model find them by name")
+                return failed(text + ".", text)
+        return PASS
+
+    return Rule(evaluate, scenarios, ("submodules",))
+
+
 PUBLIC, BATCH, ONE = "public", "batch", "one image"
 ANY_PUBLIC, ANY_HIDDEN = "grader's hook", "grader's hook, hidden"
 GRADCAM = (PUBLIC, BATCH, ONE)
 ANY = (ANY_PUBLIC, ANY_HIDDEN)
+FORWARD = checks.all_of(checks.matches_reference(("output",), "Scores", GRADCAM), _structure(GRADCAM))
+BACKWARD = runs(GRADCAM + ANY, "Forward and backward with a full backward hook on model.target")
+NEEDS = ("the scores must first be right, with the task's submodules, and forward and backward run with the hook "
+         "(the checks `forward` and `backward runs`)")
 
 EXERCISE = Exercise(
     id="hook_inplace",
@@ -201,13 +233,14 @@ EXERCISE = Exercise(
         Scenario(ONE, _drawer(4, 3, 1, 8, 8), _gradcam, GRADCAM_WRITES),
         Scenario(ANY_HIDDEN, _drawer(5, 6, 3, 6, 7), _any_hook, ANY_HOOK_WRITES),
     ),
-    checks=(
+    checks=checks.gate_checks(
+        checks.all_of(FORWARD, BACKWARD), NEEDS,
         Check("forward", 1, "Without any hook, the model's scores equal head(pool(relu(target(relu(conv(x)))))): "
-              "a ReLU still follows the target layer.",
-              checks.matches_reference(("output",), "Scores", GRADCAM), public=True),
+              "a ReLU still follows the target layer; the model has the submodules conv, target, relu, pool and "
+              "head.", FORWARD, public=True),
         Check("backward runs", 2, "gradcam(model, x, target_class) runs forward and backward with its full "
               "backward hook on model.target, and the model runs them with a hook of the grader's too.",
-              runs(GRADCAM + ANY, "Forward and backward with a full backward hook on model.target"), public=True),
+              BACKWARD, public=True),
         Check("full backward hook", 1, "gradcam captures the gradient with a module full backward hook on "
               "model.target (register_full_backward_hook, or register_full_backward_pre_hook) that fires, and "
               "removes its hooks before it returns.",

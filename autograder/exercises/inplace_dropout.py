@@ -1,9 +1,13 @@
 """The exercise inplace_dropout: `F.dropout(..., inplace=True)` after a ReLU in a classifier head (seed 000, timm MobileNetV4).
 
 `relu` saves its output for backward; in-place dropout overwrites that output, so backward raises, in
-float32 and under autocast alike. Dropout is random, so no check compares with one random stream: the
-input of `fc` is observed, and the checks judge it (zeros, or relu(proj(x)) / (1 - p), about a fraction
-p of zeros) and recompute the gradients with the mask it shows.
+float32 and under autocast alike. The report wrote both in place to save memory, and the task keeps that: in
+training, `fc` must receive `proj`'s output tensor itself, changed in place (a linear layer saves its input,
+not its output, so dropout may write into it before the ReLU). Dropout is random, so no check compares with
+one random stream: the input of `fc` is observed, and the checks judge it (zeros, or relu(proj(x)) / (1 - p),
+about a fraction p of zeros) and recompute the gradients with the mask it shows. Two calls on the same input
+must draw different masks, and a third call on a batch of another size, not contiguous, must be dropout too.
+Nothing counts until the forward and the dropout are right and backward runs (the gate).
 """
 
 from __future__ import annotations
@@ -78,11 +82,27 @@ def _build(ns, inputs, device, dtype) -> nn.Module:
     return probes.build(ns["ClassifierHead"], args, inputs, device, dtype)
 
 
+def _watch(model: nn.Module, obs: dict[str, Any], key: str = "fc input") -> list[Any]:
+    """Records what `fc` receives (as `key`) and whether it is the very tensor `proj` returned (IN_PLACE)."""
+    made: dict[str, Any] = {}
+
+    def after_proj(module: nn.Module, args: Any, out: torch.Tensor) -> None:
+        made["proj"] = (out.data_ptr(), tuple(out.shape), out.dtype)
+
+    def before_fc(module: nn.Module, args: Any) -> None:
+        got = args[0]
+        obs[key] = got.detach().clone()
+        same = made.get("proj") == (got.data_ptr(), tuple(got.shape), got.dtype)
+        obs[IN_PLACE] = same and obs.get(IN_PLACE, True)
+
+    return [model.proj.register_forward_hook(after_proj), model.fc.register_forward_pre_hook(before_fc)]
+
+
 def _forward_backward(train: bool, autocast: bool = False):
     def run(ns, inputs, device, obs):
         model = _build(ns, inputs, device, inputs["x"].dtype)
         model.train(train)
-        model.fc.register_forward_pre_hook(lambda _, args: obs.__setitem__("fc input", args[0].detach().clone()))
+        _watch(model, obs)
         x = inputs["x"].requires_grad_(True)
         before = x.detach().clone()
         half = torch.bfloat16 if device.type == "cpu" else torch.float16
@@ -98,7 +118,46 @@ def _forward_backward(train: bool, autocast: bool = False):
     return run
 
 
-FORWARD_BACKWARD_WRITES = ("fc input", "output", "x unchanged", GRAD)
+IN_PLACE = "fc input is proj output"
+MASKS_DIFFER = "masks differ between calls"
+OTHER = "fc input, other batch"
+FORWARD_BACKWARD_WRITES = ("fc input", IN_PLACE, "output", "x unchanged", GRAD)
+
+
+def _drawer_calls(batch: tuple[int, int], features: tuple[int, int], classes: int, drop_rate: float):
+    """Two calls' input (batch and features drawn per salt) and a third call's, of another batch size, drawn
+    twice as wide: the scenario takes every other feature, so that it is not contiguous."""
+
+    def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
+        first = int(torch.randint(batch[0], batch[1] + 1, (), generator=g))
+        other = first + int(torch.randint(1, 9, (), generator=g))
+        n = int(torch.randint(features[0], features[1] + 1, (), generator=g))
+        return {**_drawer(first, n, classes, drop_rate)(g, dtype),
+                "x other wide": torch.randn(other, 2 * n, generator=g, dtype=torch.float64).to(dtype)}
+
+    return draw
+
+
+def _calls(ns, inputs, device, obs):
+    """In training mode: the same input twice (the masks must differ), then a batch of another size that is
+    not contiguous (it must be dropped out too), and backward through the last call."""
+    model = _build(ns, inputs, device, inputs["x"].dtype).train()
+    handles = _watch(model, obs)
+    x = inputs["x"]
+    model(x)
+    first = obs["fc input"]
+    model(x)
+    obs[MASKS_DIFFER] = not torch.equal(first != 0, obs["fc input"] != 0)
+    obs["fc input"] = first
+    for handle in handles:
+        handle.remove()
+    other = inputs["x other wide"][:, ::2].requires_grad_(True)
+    _watch(model, obs, OTHER)
+    out = model(other)
+    probes.backward_with(out, torch.ones_like(out))
+
+
+CALLS_WRITES = ("fc input", IN_PLACE, MASKS_DIFFER, OTHER)
 
 
 def _gradcheck(ns, inputs, device, obs):
@@ -137,9 +196,9 @@ def _state(pair: Pair, name: str) -> torch.Tensor:
     return _f64(pair.inputs[probes.STATE.key(name)])
 
 
-def _hidden(pair: Pair) -> torch.Tensor:
+def _hidden(pair: Pair, x: torch.Tensor) -> torch.Tensor:
     """relu(proj(x)) in float64: what dropout is applied to."""
-    return F.relu(F.linear(_f64(pair.inputs["x"]), _state(pair, "proj.weight"), _state(pair, "proj.bias")))
+    return F.relu(F.linear(_f64(x), _state(pair, "proj.weight"), _state(pair, "proj.bias")))
 
 
 def _tolerance(pair: Pair, autocast: bool = False) -> checks.Tolerance:
@@ -153,55 +212,96 @@ _NO_FC = "`self.fc` was never called. The head must pass its features through it
 _FC_SHAPE = "The input of `fc` should have the shape of relu(proj(x))."
 
 
-def _fc_input(ev: Evidence, pair: Pair) -> torch.Tensor | Verdict:
-    got = pair.got.values.get("fc input")
+def _fc_input(ev: Evidence, pair: Pair, key: str = "fc input") -> torch.Tensor | Verdict:
+    got = pair.got.values.get(key)
     if got is None:
         if pair.got.error is not None:
-            return checks.missing(ev, pair, "fc input")
+            return checks.missing(ev, pair, key)
         return checks.failed(f"In {pair.label}: {_NO_FC}", _NO_FC)
-    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(pair.inputs["x"].shape):
+    x = pair.inputs["x other wide"][:, ::2] if key == OTHER else pair.inputs["x"]
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
         return checks.failed(f"In {pair.label}: {_FC_SHAPE[0].lower()}{_FC_SHAPE[1:]}", _FC_SHAPE)
     return got
 
 
-def _dropout(scenarios: tuple[str, ...]) -> Rule:
-    """Every entry of fc's input is 0 or relu(proj(x)) / (1 - p); about a fraction p of them are 0."""
+def _dropout_problem(pair: Pair, fc_in: torch.Tensor, x: torch.Tensor, call: str = "") -> Verdict | None:
+    """Why `fc_in` is not dropout of relu(proj(x)) with the trial's p (None when it is): every entry 0 or
+    relu(proj(x)) / (1 - p), about a fraction p of them 0."""
+    fc_in, a, p, tol = fc_in.double(), _hidden(pair, x), _p(pair), _tolerance(pair)
+    kept = fc_in != 0
+    where = f"in {pair.label} (ClassifierHead {_how_built(pair)}, training mode{call})"
+    active = a > MARGIN * tol.atol
+    if p > 0 and kept[active].all() and checks.mismatch(fc_in, a, tol) is None:
+        return checks.failed(f"`fc` received relu(proj(x)) with nothing dropped: dropout with p = {p:g} "
+                             f"must act on the features before `fc`, {where}.",
+                             "`fc` received relu(proj(x)) with nothing dropped: dropout must act on the "
+                             f"features before `fc` (training mode{call})")
+    if checks.mismatch(fc_in, torch.where(kept, a / (1 - p), 0.0), tol) is not None:
+        sure = kept & active
+        scale = (fc_in[sure] / a[sure]).median().item() if sure.any() else float("nan")
+        return checks.failed(f"Dropout should zero some entries of relu(proj(x)) and multiply the others "
+                             f"by 1/(1-p) = {1 / (1 - p):.3g}; the kept entries of the input of `fc` "
+                             f"are not that (they are about {scale:.3g} times relu(proj(x))), {where}.",
+                             "Dropout should zero some entries of relu(proj(x)) and multiply the others by "
+                             f"1/(1-p); the kept entries of the input of `fc` are not that (training mode{call})")
+    n = int(active.sum())
+    if n == 0:
+        raise GraderError(f"{pair.label}: no positive features to measure the drop rate on")
+    dropped = int((active & ~kept).sum()) / n
+    slack = SIGMAS * math.sqrt(p * (1 - p) / n) + 0.5 / n
+    if abs(dropped - p) > slack:
+        return checks.failed(f"Dropout zeroed {dropped:.1%} of the positive features; with p = {p:g} it "
+                             f"should zero about {p:.0%} (within {slack:.1%}), {where}.",
+                             "Dropout zeroed a fraction of the positive features far from p = drop_rate "
+                             f"(training mode{call})")
+    return None
+
+
+def _dropout(scenarios: tuple[str, ...], calls: tuple[str, ...]) -> Rule:
+    """Every call's input of fc is dropout of relu(proj(x)); in `calls`, two calls on one input draw different
+    masks, and a third call on another batch (not contiguous) is dropout of its own input."""
 
     def evaluate(ev: Evidence) -> Verdict:
         for pair in ev.pairs():
             fc_in = _fc_input(ev, pair)
             if isinstance(fc_in, Verdict):
                 return fc_in
-            fc_in, a, p, tol = fc_in.double(), _hidden(pair), _p(pair), _tolerance(pair)
-            kept = fc_in != 0
-            where = f"in {pair.label} (ClassifierHead {_how_built(pair)}, training mode)"
-            active = a > MARGIN * tol.atol
-            if p > 0 and kept[active].all() and checks.mismatch(fc_in, a, tol) is None:
-                return checks.failed(f"`fc` received relu(proj(x)) with nothing dropped: dropout with p = {p:g} "
-                                     f"must act on the features before `fc`, {where}.",
-                                     "`fc` received relu(proj(x)) with nothing dropped: dropout must act on the "
-                                     "features before `fc` (training mode)")
-            if checks.mismatch(fc_in, torch.where(kept, a / (1 - p), 0.0), tol) is not None:
-                sure = kept & active
-                scale = (fc_in[sure] / a[sure]).median().item() if sure.any() else float("nan")
-                return checks.failed(f"Dropout should zero some entries of relu(proj(x)) and multiply the others "
-                                     f"by 1/(1-p) = {1 / (1 - p):.3g}; the kept entries of the input of `fc` "
-                                     f"are not that (they are about {scale:.3g} times relu(proj(x))), {where}.",
-                                     "Dropout should zero some entries of relu(proj(x)) and multiply the others by "
-                                     "1/(1-p); the kept entries of the input of `fc` are not that (training mode)")
-            n = int(active.sum())
-            if n == 0:
-                raise GraderError(f"{pair.label}: no positive features to measure the drop rate on")
-            dropped = int((active & ~kept).sum()) / n
-            slack = SIGMAS * math.sqrt(p * (1 - p) / n) + 0.5 / n
-            if abs(dropped - p) > slack:
-                return checks.failed(f"Dropout zeroed {dropped:.1%} of the positive features; with p = {p:g} it "
-                                     f"should zero about {p:.0%} (within {slack:.1%}), {where}.",
-                                     "Dropout zeroed a fraction of the positive features far from p = drop_rate "
-                                     "(training mode)")
+            problem = _dropout_problem(pair, fc_in, pair.inputs["x"])
+            if problem is not None:
+                return problem
+            if pair.trial.scenario not in calls:
+                continue
+            if pair.got.values.get(MASKS_DIFFER) is not True:
+                said = ("Two calls on the same input dropped the same features: dropout must draw a new random "
+                        "mask at every call (no fixed seed, no mask kept from an earlier call)")
+                return checks.failed(f"{said}, in {pair.label}.", said)
+            other = _fc_input(ev, pair, OTHER)
+            if isinstance(other, Verdict):
+                return other
+            problem = _dropout_problem(pair, other, pair.inputs["x other wide"][:, ::2],
+                                       ", a later call with a batch of another size")
+            if problem is not None:
+                return problem
         return PASS
 
-    return Rule(evaluate, scenarios, ("fc input",))
+    return Rule(evaluate, (*scenarios, *calls), ("fc input", MASKS_DIFFER, OTHER))
+
+
+def _in_place(scenarios: tuple[str, ...]) -> Rule:
+    """In training, fc receives proj's output tensor itself: nothing new is allocated between them."""
+
+    def evaluate(ev: Evidence) -> Verdict:
+        for pair in ev.pairs():
+            if IN_PLACE not in pair.got.values:
+                return checks.missing(ev, pair, IN_PLACE, "where `fc`'s input came from")
+            if pair.got.values[IN_PLACE] is not True:
+                said = ("In training mode `fc` did not receive `proj`'s output tensor itself: something between "
+                        "them made a new tensor (an out-of-place dropout or ReLU, a clone). Keep the memory "
+                        "saving: change `proj`'s output in place, in an order autograd allows")
+                return checks.failed(f"{said}, in {pair.label}.", said)
+        return PASS
+
+    return Rule(evaluate, scenarios, (IN_PLACE,))
 
 
 def _fc_consistent(scenarios: tuple[str, ...]) -> Rule:
@@ -275,8 +375,16 @@ def _gradients(scenarios: tuple[str, ...], what: str, autocast: bool = False) ->
 
 PUBLIC_TRAIN, PUBLIC_EVAL, GRADCHECK = "public train", "public eval", "gradcheck"
 TRAIN, DEFAULT, NO_DROP, EVAL, AUTOCAST = "train", "default drop_rate", "drop_rate 0", "eval", "autocast"
+CALLS = "three calls"
 TRAINING = (PUBLIC_TRAIN, TRAIN, DEFAULT, NO_DROP)
 F32, F64 = (torch.float32,), (torch.float64,)
+FORWARD = checks.all_of(
+    checks.matches_reference(("output",), "Eval-mode output (dropout does nothing in eval mode)", (PUBLIC_EVAL,)),
+    _fc_consistent(TRAINING))
+DROPOUT = _dropout(TRAINING, (CALLS,))
+BACKWARD = checks.completes((*TRAINING, CALLS), "Backward")
+NEEDS = ("the forward must first be right, dropout real dropout, and backward run (the checks `forward`, "
+         "`dropout` and `backward runs`)")
 
 EXERCISE = Exercise(
     id="inplace_dropout",
@@ -298,24 +406,25 @@ EXERCISE = Exercise(
         Scenario(EVAL, _drawer(32, 24, 6, 0.3), _forward_backward(train=False), FORWARD_BACKWARD_WRITES),
         Scenario(AUTOCAST, _drawer(64, 32, 10, 0.25), _forward_backward(train=True, autocast=True),
                  FORWARD_BACKWARD_WRITES, dtypes=F32),
+        Scenario(CALLS, _drawer_calls((48, 96), (24, 48), 6, 0.5), _calls, CALLS_WRITES),
     ),
-    checks=(
+    checks=checks.gate_checks(
+        checks.all_of(FORWARD, DROPOUT, BACKWARD), NEEDS,
         Check("forward", 1, "Eval-mode output equals fc(relu(proj(x))); in training mode the output is fc "
-              "of what `fc` received.",
-              checks.all_of(checks.matches_reference(("output",), "Eval-mode output (dropout does nothing in eval mode)",
-                                                     (PUBLIC_EVAL,)),
-                            _fc_consistent(TRAINING)), public=True),
+              "of what `fc` received.", FORWARD, public=True),
         Check("dropout", 2, "In training mode `fc` receives relu(proj(x)) with each entry zeroed or scaled by "
-              "1/(1-p), about a fraction p zeroed, p = drop_rate (0.2 by default; 0 means no dropout).",
-              _dropout(TRAINING), public=True),
-        Check("backward runs", 1, "loss.backward() runs through the head in training mode.",
-              checks.completes(TRAINING, "Backward"), public=True),
-        Check("gradients", 2, "Gradients of the input and of every parameter match those of the dropout mask "
+              "1/(1-p), about a fraction p zeroed, p = drop_rate (0.2 by default; 0 means no dropout); each call "
+              "draws a new mask, for batches of any size and layout.", DROPOUT, public=True),
+        Check("backward runs", 1, "loss.backward() runs through the head in training mode.", BACKWARD, public=True),
+        Check("gradients", 1, "Gradients of the input and of every parameter match those of the dropout mask "
               "the forward drew, in float32 and float64.", _gradients((TRAIN, DEFAULT, NO_DROP), "Gradient")),
         Check("gradcheck", 1, "Analytic gradients agree with finite differences (float64 gradcheck, training "
               "mode, one fixed dropout mask).",
               finite_differences.agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
                                        "differences"), public=True),
+        Check("in place", 1, "The memory saving is kept: in training mode `fc` receives `proj`'s output tensor "
+              "itself, changed in place (no new tensor between them).",
+              _in_place((*TRAINING, AUTOCAST, CALLS)), public=True),
         Check("train and eval", 1, "Eval mode is deterministic: no dropout, output and gradients as the "
               "reference's.", checks.matches_reference(("output", GRAD), "Eval mode (no dropout)", (EVAL,))),
         Check("autocast", 1, "Forward and backward run under torch.autocast (bfloat16 on the CPU, float16 on "

@@ -6,7 +6,10 @@ given the momentum buffer a history (`weight_decay * p` is recorded, so `buf` be
 a graph that grows by a few nodes at every step and is never freed. The step must run outside the recording
 (`torch.no_grad()`) and still change the caller's own tensors, in place, visibly to autograd (their version
 counters move: no `.data`). Values are compared with `torch.optim.SGD(momentum=, weight_decay=)` (the
-reference), after one step and after three; the checks look at the caller's own tensor objects.
+reference), after one step and after three; the checks look at the caller's own tensor objects. Hidden
+parameters are drawn per salt in number and shape (a scalar among them), and one scenario hands the step
+non-contiguous parameters and buffers (transposed and strided views, as a model's tied or sliced weights
+are): the contract allows any leaf. Nothing counts until the parameters hold SGD's values (the gate).
 """
 
 from __future__ import annotations
@@ -53,10 +56,19 @@ def _hyper(g: torch.Generator, weight_decay: bool = True) -> dict[str, float]:
             "weight_decay": uniform(0.01, 0.2) if weight_decay else 0.0}
 
 
-def _draw_tensors(shapes: tuple[tuple[int, ...], ...], weight_decay: bool = True):
+def _shapes(g: torch.Generator, low: int) -> tuple[tuple[int, ...], ...]:
+    """A scalar and one to three parameters of one to three dimensions, each of size `low` to 5."""
+    count = int(torch.randint(2, 5, (), generator=g))
+    dims = [0, *torch.randint(1, 4, (count - 1,), generator=g).tolist()]
+    return tuple(tuple(torch.randint(low, 6, (d,), generator=g).tolist()) for d in dims)
+
+
+def _draw_tensors(shapes: tuple[tuple[int, ...], ...] | None, weight_decay: bool = True, low: int = 1):
+    """shapes None: drawn per salt (_shapes), each size at least `low`."""
+
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         inputs: dict[str, Any] = _hyper(g, weight_decay)
-        for i, shape in enumerate(shapes):
+        for i, shape in enumerate(shapes if shapes is not None else _shapes(g, low)):
             for family in (PARAM, COEF, START):  # a buffer left by earlier steps: not zeros
                 inputs[family.key(f"p{i}")] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
         return inputs
@@ -64,10 +76,30 @@ def _draw_tensors(shapes: tuple[tuple[int, ...], ...], weight_decay: bool = True
     return draw
 
 
+def _strided(t: torch.Tensor) -> torch.Tensor:
+    """A non-contiguous tensor with t's shape and values: the transpose of a transposed copy for two or more
+    dimensions, every other entry of a doubled copy for one (a scalar stays as it is)."""
+    if t.dim() >= 2:
+        return t.transpose(0, 1).contiguous().transpose(0, 1)
+    if t.dim() == 1:
+        return t.repeat_interleave(2)[::2]
+    return t
+
+
 def _run_tensors(ns, inputs, device, obs):
     params = {n: t.requires_grad_(True) for n, t in PARAM.members(inputs).items()}
     buffers = {n: START.members(inputs)[n] for n in params}
+    _tensor_steps(ns, inputs, obs, params, buffers)
 
+
+def _run_strided(ns, inputs, device, obs):
+    """The same steps on non-contiguous parameters and buffers (each a leaf view of a private copy)."""
+    params = {n: _strided(t).requires_grad_(True) for n, t in PARAM.members(inputs).items()}
+    buffers = {n: _strided(START.members(inputs)[n]) for n in params}
+    _tensor_steps(ns, inputs, obs, params, buffers)
+
+
+def _tensor_steps(ns, inputs, obs, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor]) -> None:
     def loss() -> torch.Tensor:
         return sum((inputs[COEF.key(n)] * torch.tanh(p)).sum() + 0.5 * (p * p).sum() for n, p in params.items())
 
@@ -144,25 +176,29 @@ def _each_holds(family: Family, scenarios: tuple[str, ...], failure: str, noun: 
 
 
 PUBLIC, TENSORS, LINEAR, NO_DECAY = "public", "tensors", "linear layers", "no weight decay"
-ALL = (PUBLIC, TENSORS, LINEAR, NO_DECAY)
-HIDDEN = (TENSORS, LINEAR, NO_DECAY)
+STRIDED = "non-contiguous tensors"
+ALL = (PUBLIC, TENSORS, LINEAR, NO_DECAY, STRIDED)
+HIDDEN = (TENSORS, LINEAR, NO_DECAY, STRIDED)
+VALUES = checks.matches_reference((VALUE_AFTER[1],), "Parameter after one step")
+NEEDS = "every parameter must first hold what torch.optim.SGD gives after one step (the check `values`)"
 
 EXERCISE = Exercise(
     id="leaf_sgd",
     number=1,
-    title="The optimizer step",
+    title="The leaf update",
     defines=(Symbol("sgd_step", "function", ("params", "buffers", "lr", "momentum", "weight_decay")),),
     failure=ExpectedError("RuntimeError", LEAF_INPLACE_ERROR),
     scenarios=(
         Scenario(PUBLIC, _draw_tensors(((3,), (2, 3))), _run_tensors, STEPS_WRITE, public=True),
-        Scenario(TENSORS, _draw_tensors(((5,), (4, 3), (2, 3, 2), ())), _run_tensors, STEPS_WRITE),
+        Scenario(TENSORS, _draw_tensors(None), _run_tensors, STEPS_WRITE),
         Scenario(LINEAR, _draw_linear((4, 5, 3), 6), _run_linear, STEPS_WRITE),
-        Scenario(NO_DECAY, _draw_tensors(((4,), (3, 2)), weight_decay=False), _run_tensors, STEPS_WRITE),
+        Scenario(NO_DECAY, _draw_tensors(None, weight_decay=False), _run_tensors, STEPS_WRITE),
+        Scenario(STRIDED, _draw_tensors(None, low=2), _run_strided, STEPS_WRITE),
     ),
-    checks=(
+    checks=checks.gate_checks(
+        VALUES, NEEDS,
         Check("values", 3, "After one step every parameter holds what torch.optim.SGD(lr, momentum, "
-              "weight_decay) gives: p - lr * (momentum * buf + p.grad + weight_decay * p).",
-              checks.matches_reference((VALUE_AFTER[1],), "Parameter after one step"), public=True),
+              "weight_decay) gives: p - lr * (momentum * buf + p.grad + weight_decay * p).", VALUES, public=True),
         Check("several steps", 2, f"After {STEPS} forward, backward and step rounds every parameter and momentum "
               "buffer holds what torch.optim.SGD gives.",
               checks.matches_reference((VALUE_AFTER[STEPS], BUFFER_AFTER[STEPS]),

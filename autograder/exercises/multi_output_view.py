@@ -39,10 +39,18 @@ class AttentionLayout(nn.Module):
         self.proj = nn.Linear(dim, dim)
 
 
-def _drawer(dim: int, heads: int, batch: int, tokens: int, x_requires_grad: bool = True):
+def _drawer(dim: int, heads: int, batch: int | tuple[int, int], tokens: int | tuple[int, int],
+            x_requires_grad: bool = True, sequence_first: bool = False):
+    """A batch size or token count given as (low, high) is drawn per salt. `sequence_first`: the scenario hands
+    the block x as the transpose of a [tokens, batch, dim] tensor (not contiguous), as a sequence-first model
+    would."""
+
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
-        shape = (batch, tokens, dim)
+        batch_, tokens_ = (n if isinstance(n, int) else int(torch.randint(n[0], n[1] + 1, (), generator=g))
+                           for n in (batch, tokens))
+        shape = (batch_, tokens_, dim)
         return {
+            "sequence_first": sequence_first,
             "dim": dim,
             "heads": heads,
             "x_requires_grad": x_requires_grad,
@@ -60,7 +68,10 @@ def _unchanged(model: nn.Module, before: dict[str, torch.Tensor]) -> bool:
 
 def _forward_backward(ns, inputs, device, obs):
     model = probes.build(ns["Attention"], (inputs["dim"], inputs["heads"]), inputs, device, inputs["x"].dtype)
-    x = inputs["x"].requires_grad_(inputs["x_requires_grad"])
+    x = inputs["x"]
+    if inputs["sequence_first"]:  # the same values, laid out [tokens, batch, dim]: a leaf that is not contiguous
+        x = x.transpose(0, 1).contiguous().transpose(0, 1)
+    x = x.requires_grad_(inputs["x_requires_grad"])
     x_before = x.detach().clone()
     params_before = {name: p.detach().clone() for name, p in model.named_parameters()}
     out = model(x)
@@ -92,8 +103,12 @@ def _gradcheck(ns, inputs, device, obs):
 
 PUBLIC, HEADS, ONE_HEAD, ONE_TOKEN, FROZEN, GRADCHECK = (
     "public", "several heads", "one head", "one token", "input without grad", "gradcheck")
-FORWARD_BACKWARD = (PUBLIC, HEADS, ONE_HEAD, ONE_TOKEN, FROZEN)
+SEQUENCE_FIRST = "sequence-first input"
+FORWARD_BACKWARD = (PUBLIC, HEADS, ONE_HEAD, ONE_TOKEN, FROZEN, SEQUENCE_FIRST)
 F64 = (torch.float64,)
+FORWARD = checks.matches_reference(("output",), "Forward output")
+BACKWARD = checks.completes(FORWARD_BACKWARD, "Forward and backward")
+NEEDS = "the output must first be right and backward run (the checks `forward` and `backward runs`)"
 
 EXERCISE = Exercise(
     id="multi_output_view",
@@ -106,23 +121,27 @@ EXERCISE = Exercise(
         # splits some shapes, 6 x 8 x 24 among them, differently on 1 and 2 threads): the shipped public
         # data must read back exactly (tests/test_public_data.py).
         Scenario(PUBLIC, _drawer(4, 2, 2, 3), _forward_backward, FORWARD_BACKWARD_WRITES, public=True),
-        Scenario(HEADS, _drawer(12, 3, 3, 5), _forward_backward, FORWARD_BACKWARD_WRITES),
-        Scenario(ONE_HEAD, _drawer(6, 1, 2, 4), _forward_backward, FORWARD_BACKWARD_WRITES),
+        Scenario(HEADS, _drawer(12, 3, (2, 5), (3, 8)), _forward_backward, FORWARD_BACKWARD_WRITES),
+        Scenario(ONE_HEAD, _drawer(6, 1, (1, 4), (2, 6)), _forward_backward, FORWARD_BACKWARD_WRITES),
         # A decoding step: one sequence, one new token. Each chunk of qkv is then contiguous, so
         # `q.contiguous()` returns q itself and copies nothing.
         Scenario(ONE_TOKEN, _drawer(8, 2, 1, 1), _forward_backward, FORWARD_BACKWARD_WRITES),
-        Scenario(FROZEN, _drawer(8, 4, 2, 3, x_requires_grad=False), _forward_backward, FORWARD_BACKWARD_WRITES),
+        Scenario(FROZEN, _drawer(8, 4, (1, 4), (2, 6), x_requires_grad=False), _forward_backward,
+                 FORWARD_BACKWARD_WRITES),
+        Scenario(SEQUENCE_FIRST, _drawer(8, 2, (2, 4), (3, 6), sequence_first=True), _forward_backward,
+                 FORWARD_BACKWARD_WRITES),
         Scenario(GRADCHECK, _drawer(4, 2, 1, 3), _gradcheck, (finite_differences.OBSERVED,), dtypes=F64, public=True),
     ),
-    checks=(
+    checks=checks.gate_checks(
+        checks.all_of(FORWARD, BACKWARD), NEEDS,
         Check("forward", 2, "The output equals proj(softmax(q k^T * head_dim**-0.5) v), heads merged back, with q, k, "
-              "v the three chunks of qkv(x), each split into `heads` heads.",
-              checks.matches_reference(("output",), "Forward output"), public=True),
-        Check("backward runs", 1, "Forward and backward run through the block while autograd records.",
-              checks.completes(FORWARD_BACKWARD, "Forward and backward"), public=True),
+              "v the three chunks of qkv(x), each split into `heads` heads (x of any batch size, length and "
+              "layout).", FORWARD, public=True),
+        Check("backward runs", 1, "Forward and backward run through the block while autograd records.", BACKWARD,
+              public=True),
         Check("gradients", 3, "Gradients of the input and of every parameter match the reference, in float32 and "
               "float64, with one head and several, and for a single token.",
-              checks.matches_reference((GRAD,), "Gradient", (HEADS, ONE_HEAD, ONE_TOKEN, FROZEN))),
+              checks.matches_reference((GRAD,), "Gradient", (HEADS, ONE_HEAD, ONE_TOKEN, FROZEN, SEQUENCE_FIRST))),
         Check("gradcheck", 2, "Analytic gradients of x, qkv.weight and qkv.bias agree with finite differences "
               "(float64 gradcheck).",
               finite_differences.agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "

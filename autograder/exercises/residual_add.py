@@ -1,6 +1,8 @@
 """The exercise residual_add: `+=` on the output of a ReLU in a residual block (seed 001).
 
-`relu` saves its output for backward; `out += x` changes that output in place, so backward raises.
+`relu` saves its output for backward; `out += x` changes that output in place, so backward raises. Hidden
+shapes are drawn per salt, and one hidden scenario hands the block a channels-last input (not contiguous), as
+an image pipeline may. Nothing counts until the forward is right and backward runs (the gate).
 """
 
 from __future__ import annotations
@@ -28,15 +30,24 @@ class ResidualBlockLayout(nn.Module):
         self.bn2 = nn.BatchNorm2d(channels)
 
 
-def _drawer(channels: int, batch: int, size: int, x_requires_grad: bool = True):
+def _drawn(g: torch.Generator, size: int | tuple[int, int]) -> int:
+    """A size, or one drawn per salt from a (low, high) range."""
+    return size if isinstance(size, int) else int(torch.randint(size[0], size[1] + 1, (), generator=g))
+
+
+def _drawer(channels: int | tuple[int, int], batch: int | tuple[int, int], size: int | tuple[int, int],
+            x_requires_grad: bool = True, channels_last: bool = False):
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
-        shape = (batch, channels, size, size)
+        channels_, batch_, size_ = _drawn(g, channels), _drawn(g, batch), _drawn(g, size)
+        channels_ = max(channels_, 2) if channels_last else channels_
+        shape = (batch_, channels_, size_, size_)
         return {
-            "channels": channels,
+            "channels_last": channels_last,
+            "channels": channels_,
             "x_requires_grad": x_requires_grad,
             "x": torch.randn(shape, generator=g, dtype=torch.float64).to(dtype),
             "grad_output": torch.randn(shape, generator=g, dtype=torch.float64).to(dtype),
-            **probes.draw_state(ResidualBlockLayout(channels), g, dtype),
+            **probes.draw_state(ResidualBlockLayout(channels_), g, dtype),
         }
 
     return draw
@@ -46,7 +57,10 @@ def _forward_backward(train: bool):
     def run(ns, inputs, device, obs):
         model = probes.build(ns["ResidualBlock"], (inputs["channels"],), inputs, device, inputs["x"].dtype)
         model.train(train)
-        x = inputs["x"].requires_grad_(inputs["x_requires_grad"])
+        x = inputs["x"]
+        if inputs["channels_last"]:  # the same values, laid out channels last: a leaf that is not contiguous
+            x = x.contiguous(memory_format=torch.channels_last)
+        x = x.requires_grad_(inputs["x_requires_grad"])
         before = x.detach().clone()
         out = model(x)
         obs["output"] = out
@@ -77,7 +91,11 @@ def _gradcheck(ns, inputs, device, obs):
 
 
 TRAIN, EVAL, FROZEN, GRADCHECK, PUBLIC = "train", "eval", "input without grad", "gradcheck", "public"
+CHANNELS_LAST = "channels-last input"
 F64 = (torch.float64,)
+FORWARD = checks.matches_reference(("output",), "Forward output")
+BACKWARD = checks.completes((PUBLIC, TRAIN, CHANNELS_LAST), "Backward")
+NEEDS = "the block's output must first be right and backward run (the checks `forward` and `backward runs`)"
 
 EXERCISE = Exercise(
     id="residual_add",
@@ -87,19 +105,21 @@ EXERCISE = Exercise(
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
         Scenario(PUBLIC, _drawer(2, 2, 4), _forward_backward(train=True), FORWARD_BACKWARD_WRITES, public=True),
-        Scenario(TRAIN, _drawer(4, 3, 5), _forward_backward(train=True), FORWARD_BACKWARD_WRITES),
-        Scenario(EVAL, _drawer(4, 3, 5), _forward_backward(train=False), FORWARD_BACKWARD_WRITES),
-        Scenario(FROZEN, _drawer(3, 2, 5, x_requires_grad=False), _forward_backward(train=True),
+        Scenario(TRAIN, _drawer((2, 5), (2, 4), (3, 6)), _forward_backward(train=True), FORWARD_BACKWARD_WRITES),
+        Scenario(EVAL, _drawer((2, 5), (2, 4), (3, 6)), _forward_backward(train=False), FORWARD_BACKWARD_WRITES),
+        Scenario(FROZEN, _drawer((2, 5), (2, 4), (3, 6), x_requires_grad=False), _forward_backward(train=True),
+                 FORWARD_BACKWARD_WRITES),
+        Scenario(CHANNELS_LAST, _drawer((2, 5), (2, 4), (3, 6), channels_last=True), _forward_backward(train=True),
                  FORWARD_BACKWARD_WRITES),
         Scenario(GRADCHECK, _drawer(2, 2, 3), _gradcheck, (finite_differences.OBSERVED,), dtypes=F64, public=True),
     ),
-    checks=(
-        Check("forward", 2, "The block's output equals relu(bn2(conv2(relu(bn1(conv1(x)))))) + x.",
-              checks.matches_reference(("output",), "Forward output"), public=True),
-        Check("backward runs", 1, "loss.backward() runs through the block in training mode.",
-              checks.completes((PUBLIC, TRAIN), "Backward"), public=True),
+    checks=checks.gate_checks(
+        checks.all_of(FORWARD, BACKWARD), NEEDS,
+        Check("forward", 2, "The block's output equals relu(bn2(conv2(relu(bn1(conv1(x)))))) + x, for an input "
+              "in any memory layout.", FORWARD, public=True),
+        Check("backward runs", 1, "loss.backward() runs through the block in training mode.", BACKWARD, public=True),
         Check("gradients", 3, "Gradients of the input and of every parameter match the reference, "
-              "in float32 and float64.", checks.matches_reference((GRAD,), "Gradient", (TRAIN, FROZEN))),
+              "in float32 and float64.", checks.matches_reference((GRAD,), "Gradient", (TRAIN, FROZEN, CHANNELS_LAST))),
         Check("gradcheck", 1, "Analytic gradients agree with finite differences (float64 gradcheck).",
               finite_differences.agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "
                                        "differences"), public=True),
@@ -108,7 +128,8 @@ EXERCISE = Exercise(
               checks.all_of(checks.matches_reference(("output", GRAD), "Eval mode", (EVAL,)),
                             checks.matches_reference((BUFFER,), "BatchNorm running statistics"))),
         Check("caller's tensors unchanged", 2, "The input tensor `x` is not modified by forward or backward.",
-              checks.holds("x unchanged", (PUBLIC, TRAIN, FROZEN), "Your block changed the caller's `x` in place"),
+              checks.holds("x unchanged", (PUBLIC, TRAIN, FROZEN, CHANNELS_LAST),
+                           "Your block changed the caller's `x` in place"),
               public=True),
     ),
 )

@@ -5,7 +5,10 @@ walks into that graph, whose saved weights `optimizer.step()` has since changed 
 The fix is truncated BPTT: carry the state on detached. The grader watches the state passed into each
 chunk (a forward pre-hook) and the size of each chunk's graph (walked from the loss), so it can tell
 "carried without history" from "reset" or "history kept", whatever code does it. The losses must come
-back as Python floats, as the signature says: a list of loss tensors keeps every chunk's graph alive.
+back as Python floats, as the signature says: a list of loss tensors keeps every chunk's graph alive. One
+hidden scenario cuts a batch-first sequence into chunks of unequal lengths drawn per salt, each a transposed
+view (not contiguous), as a data loader's last chunk is shorter. Nothing counts until training runs and the
+losses are right (the gate).
 """
 
 from __future__ import annotations
@@ -85,17 +88,28 @@ def _parts(state: Any) -> dict[str, Any]:
     return {}
 
 
-def _drawer(kind: str, layers: int, n_chunks: int, length: int = 5, batch: int = 2, size: int = 3, hidden: int = 4):
+def _drawer(kind: str, layers: int, n_chunks: int, length: int | tuple[int, int] = 5, batch: int = 2, size: int = 3,
+            hidden: int = 4):
+    """length (low, high): each chunk's length drawn per salt; the sequence is then drawn batch-first, whole
+    (`x`, `y`), and cut by the scenario (`lengths`)."""
+
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         def randn(*shape, scale=1.0):
             return (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(dtype)
 
+        if isinstance(length, int):
+            lengths, x, y = "", randn(n_chunks, length, batch, size), randn(n_chunks, length, batch, hidden, scale=0.5)
+        else:
+            cuts = torch.randint(length[0], length[1] + 1, (n_chunks,), generator=g).tolist()
+            lengths = ",".join(map(str, cuts))
+            x, y = randn(batch, sum(cuts), size), randn(batch, sum(cuts), hidden, scale=0.5)
         inputs = {
             "size": size,
             "hidden": hidden,
             "layers": layers,
-            "x": randn(n_chunks, length, batch, size),
-            "y": randn(n_chunks, length, batch, hidden, scale=0.5),
+            "lengths": lengths,
+            "x": x,
+            "y": y,
             "h0": randn(layers, batch, hidden, scale=0.5),
             **probes.draw_state(KINDS[kind](size, hidden, layers), g, dtype),
         }
@@ -111,8 +125,7 @@ def _trainer(kind: str):
         dtype = inputs["x"].dtype
         model = probes.build(KINDS[kind], (inputs["size"], inputs["hidden"], inputs["layers"]), inputs, device, dtype)
         optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
-        chunks = [x.clone() for x in inputs["x"]]
-        targets = [y.clone() for y in inputs["y"]]
+        chunks, targets = _chunks(inputs, "x"), _chunks(inputs, "y")
         state0 = (inputs["h0"], inputs["c0"]) if kind == "lstm" else inputs["h0"]
         originals = [t.clone() for t in (*chunks, *targets, *_parts(state0).values())]
         obs["model calls"] = 0
@@ -172,6 +185,15 @@ def _trainer(kind: str):
                 )
 
     return run
+
+
+def _chunks(inputs: dict[str, Any], key: str) -> list[torch.Tensor]:
+    """The caller's chunks: [length, batch, *] tensors, each its own copy. Where `lengths` is given, the cuts of
+    a batch-first sequence, each a transposed copy (not contiguous: clone keeps the strides)."""
+    if not inputs["lengths"]:
+        return [t.clone() for t in inputs[key]]
+    cuts = [int(n) for n in inputs["lengths"].split(",")]
+    return [t.clone() for t in inputs[key].transpose(0, 1).split(cuts)]
 
 
 def _problem_with(losses: Any, n: int) -> str:
@@ -287,9 +309,13 @@ def _carries_state(ev: Evidence) -> Verdict:
 
 
 PUBLIC, PUBLIC_LSTM, RNN, GRU, LSTM = "public", "public lstm", "rnn", "gru", "lstm"
-TENSOR_STATE = (PUBLIC, RNN, GRU)
+UNEQUAL = "chunks of unequal lengths"
+TENSOR_STATE = (PUBLIC, RNN, GRU, UNEQUAL)
 TUPLE_STATE = (PUBLIC_LSTM, LSTM)
-HIDDEN = (RNN, GRU, LSTM)
+HIDDEN = (RNN, GRU, LSTM, UNEQUAL)
+RUNS = checks.completes(TENSOR_STATE, "Training")
+LOSSES = _losses_match(TENSOR_STATE)
+NEEDS = "training must first run and return the right losses (the checks `runs` and `losses`)"
 
 EXERCISE = Exercise(
     id="rnn_hidden",
@@ -306,12 +332,14 @@ EXERCISE = Exercise(
         Scenario(RNN, _drawer("rnn", layers=1, n_chunks=5), _trainer("rnn"), TRAINING_WRITES),
         Scenario(GRU, _drawer("gru", layers=2, n_chunks=4), _trainer("gru"), TRAINING_WRITES),
         Scenario(LSTM, _drawer("lstm", layers=2, n_chunks=5), _trainer("lstm"), TRAINING_WRITES),
+        Scenario(UNEQUAL, _drawer("gru", layers=1, n_chunks=4, length=(2, 7)), _trainer("gru"), TRAINING_WRITES),
     ),
-    checks=(
-        Check("runs", 1, "Training runs through every chunk of an nn.RNN and an nn.GRU.",
-              checks.completes(TENSOR_STATE, "Training"), public=True),
-        Check("losses", 2, "Returns a list of Python floats, one loss per chunk, equal to the reference's.",
-              _losses_match(TENSOR_STATE), public=True),
+    checks=checks.gate_checks(
+        checks.all_of(RUNS, LOSSES), NEEDS,
+        Check("runs", 1, "Training runs through every chunk of an nn.RNN and an nn.GRU (chunks of any length "
+              "and layout).", RUNS, public=True),
+        Check("losses", 2, "Returns a list of Python floats, one loss per chunk, equal to the reference's.", LOSSES,
+              public=True),
         Check("lstm", 1, "Works on nn.LSTM, whose state is a tuple (h, c): it runs and returns the right losses.",
               checks.all_of(checks.completes(TUPLE_STATE, "Training an nn.LSTM"), _losses_match(TUPLE_STATE)),
               public=True),
@@ -320,7 +348,8 @@ EXERCISE = Exercise(
               checks.matches_reference((WEIGHT,), "Parameter after training", HIDDEN)),
         Check("truncated", 2, "The state passed into each chunk has no history, and the graph behind each chunk's "
               "loss keeps the same size (truncated BPTT: the cost per chunk does not grow).",
-              Rule(_truncated, None, (LOSS_CALLS, GRAPH_SIZE, HISTORY_INTO)), public=True),
+              Rule(_truncated, (PUBLIC, PUBLIC_LSTM, RNN, GRU, LSTM), (LOSS_CALLS, GRAPH_SIZE, HISTORY_INTO)),
+              public=True),
         Check("carries state", 1, "The state passed into chunk 1 is `state0`, and into every later chunk the "
               "final state of the chunk before (carried on, not reset).",
               Rule(_carries_state, None, ("model calls", STATE_INTO, STATE_OUT)), public=True),

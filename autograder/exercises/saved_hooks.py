@@ -1,19 +1,22 @@
-"""Exercise 10: saved-tensor hooks that offload what autograd saves and still catch an in-place change.
+"""Exercise 10: saved-tensor hooks that keep PyTorch's version check.
 
 `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` makes autograd keep what `pack` returns instead of the
-tensor, and hand backward what `unpack` makes of it; with hooks installed PyTorch skips its version check, so
-`save_on_cpu` on the CPU (where `.cpu()` is the tensor itself) turns the in-place error into a wrong gradient.
-The student writes `pack_hook(tensor)` and `unpack_hook(packed)`. The grader runs programs of its own under
-them, through a watch of its own around the two hooks: honest ones (right gradients; what pack returns holds a
-copy, no history and not the original, which is freed after forward; unpack gives back the shape, dtype,
-device and values), dishonest ones (a saved tensor changed in place after it was saved: backward must raise a
-RuntimeError, also when the changed tensor was dropped before backward), and a tensor saved twice in a graph
-run backward twice.
+tensor, and hand backward what `unpack` makes of it. With hooks installed PyTorch skips its version check: any
+hooks, even ones that change nothing, and `save_on_cpu` on the CPU (where `.cpu()` is the tensor itself) turns
+the in-place error into a wrong gradient. The student writes `pack_hook(tensor)` and `unpack_hook(packed)` that
+give the program its gradient, or PyTorch's error, with or without them: what the course teaches is enough
+(`detach()` shares the version counter, `_version` reads it). The grader runs programs of its own under them,
+through a watch of its own around the two hooks: honest ones (right gradients; what pack returns holds no
+history, which would make a reference cycle of a saved output; unpack gives back the shape, dtype, device and
+values), dishonest ones (a saved tensor changed in place after it was saved: backward must raise a
+RuntimeError, a subclass of one being as good, that says the two versions in PyTorch's words, `is at version
+N; expected version M`; how many writes come before the save and after it is drawn per salt, so no fixed
+number passes), and a tensor saved twice in a graph run backward twice. Nothing counts until honest programs
+get their gradients and dishonest ones are caught (the gate).
 """
 
 from __future__ import annotations
 
-import gc
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -21,7 +24,6 @@ from typing import Any
 
 import torch
 from torch.autograd.graph import saved_tensors_hooks
-from torch.multiprocessing.reductions import StorageWeakRef
 
 from .. import checks, probes
 from ..evidence import Evidence, failed
@@ -30,14 +32,18 @@ from ..probes import GRAD
 from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 PACK_CALLS, UNPACK_CALLS = "pack calls", "unpack calls"
-COPIES, NO_HISTORY, FREED = "copies", "no history", "originals freed"
+NO_HISTORY = "no history"
 SAME_KIND, SAME_VALUES = "unpacked dtype and device", "unpacked values"
-RAISED, CLEAR = "backward raised", "message says in place"
+RAISED, MESSAGE = "backward raised", "its message"
 CAUGHT_AFTER_REUSE = "caught after reuse"
-NOTHING = "nothing"
-WATCHED = (PACK_CALLS, UNPACK_CALLS, COPIES, NO_HISTORY, SAME_KIND, SAME_VALUES)
+NOTHING, A_RUNTIME_ERROR = "nothing", "RuntimeError"
+WATCHED = (PACK_CALLS, UNPACK_CALLS, NO_HISTORY, SAME_KIND, SAME_VALUES)
 
 _SAYS_IN_PLACE = re.compile(r"in[- ]?place|version|modified", re.IGNORECASE)
+VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
+"""The part of PyTorch's message that says the versions; the notebook asks for these words."""
+MESSAGE_BOUND = 2000
+"""How much of the message a dishonest program's backward raised is kept (it is the student's text)."""
 
 
 # --- the grader's watch around the student's hooks ---------------------------------------------------------
@@ -83,10 +89,8 @@ class _Watch:
 
     def __init__(self, ns: Any, inputs: dict[str, torch.Tensor]) -> None:
         self.pack_hook, self.unpack_hook = ns["pack_hook"], ns["unpack_hook"]
-        self.inputs = {t.untyped_storage().data_ptr() for t in inputs.values()}  # the caller's: they stay
         self.packs = self.unpacks = 0
-        self.copies = self.no_history = self.same_kind = self.same_values = True
-        self.intermediates: list[StorageWeakRef] = []
+        self.no_history = self.same_kind = self.same_values = True
 
     def hooks(self) -> saved_tensors_hooks:
         return saved_tensors_hooks(self._pack, self._unpack)
@@ -96,13 +100,8 @@ class _Watch:
         box = _Box()
         box.shape, box.dtype, box.device = tuple(tensor.shape), tensor.dtype, tensor.device
         box.values = tensor.detach().clone()
-        storage = tensor.untyped_storage()
-        if storage.data_ptr() not in self.inputs:  # made by forward: only autograd should keep it afterwards
-            self.intermediates.append(StorageWeakRef(storage))
         box.packed = self.pack_hook(tensor)
         for held in _tensors_in(box.packed):
-            if storage.nbytes() and held.untyped_storage().data_ptr() == storage.data_ptr():
-                self.copies = False
             if held.requires_grad:
                 self.no_history = False
         return box
@@ -120,16 +119,9 @@ class _Watch:
             self.same_values = False
         return tensor
 
-    def freed(self) -> bool:
-        """Whether the storage of every intermediate tensor autograd saved has been freed (after a garbage
-        collection, where reference counting alone has not freed them all: a cycle is no fault)."""
-        if not all(ref.expired() for ref in self.intermediates):
-            gc.collect()
-        return bool(self.intermediates) and all(ref.expired() for ref in self.intermediates)
-
     def observe_packs(self, obs: dict[str, Any]) -> None:
         """After forward: how often pack_hook ran, and what it returned."""
-        obs[PACK_CALLS], obs[COPIES], obs[NO_HISTORY] = self.packs, self.copies, self.no_history
+        obs[PACK_CALLS], obs[NO_HISTORY] = self.packs, self.no_history
 
     def observe_unpacks(self, obs: dict[str, Any]) -> None:
         """After backward: how often unpack_hook ran, and what it gave back."""
@@ -169,35 +161,52 @@ def _views(p: dict[str, torch.Tensor]) -> torch.Tensor:
     return (w.sin() * p["grad_output"]).sum()  # saves that view
 
 
+# Each dishonest program writes the saved tensor `after` times once it was saved (`writes after`, drawn per salt)
+# and, where it can, `before` times before (`writes before`): it is saved at version `before`, found at
+# `before + after` (EXPECTED_FOUND).
+
+def _times(n: torch.Tensor | int) -> range:
+    return range(int(n))
+
+
 def _output_changed(p: dict[str, torch.Tensor]) -> torch.Tensor:
     y = torch.sigmoid(p["x"] @ p["w1"])  # sigmoid saves its output y
-    y.mul_(2)
+    for _ in _times(p["writes after"]):
+        y.mul_(2)
     return (y * p["grad_output"]).sum()
 
 
 def _view_of_output_changed(p: dict[str, torch.Tensor]) -> torch.Tensor:
     y = torch.exp(p["x"] @ p["w1"])  # exp saves its output y
-    y[:, 0].zero_()
+    for _ in _times(p["writes after"]):
+        y[:, 0].zero_()
     return (y * p["grad_output"]).sum()
 
 
 def _input_changed(p: dict[str, torch.Tensor]) -> torch.Tensor:
+    for _ in _times(p["writes before"]):
+        p["x"].add_(0.25)
     h = p["x"] @ p["w1"]  # mm saves x, for w1's gradient
-    p["x"].mul_(0.5)
+    for _ in _times(p["writes after"]):
+        p["x"].mul_(0.5)
     return (torch.tanh(h) * p["grad_output"]).sum()
 
 
 def _base_of_saved_view_changed(p: dict[str, torch.Tensor]) -> torch.Tensor:
     b = p["x"] * 1
+    for _ in _times(p["writes before"]):
+        b.add_(0.25)
     y = b[:, 1:].sin()  # sin saves the view b[:, 1:], which nothing else keeps
-    b.mul_(2)
+    for _ in _times(p["writes after"]):
+        b.mul_(2)
     return (y * p["grad_output"][:, 1:]).sum()
 
 
 def _saved_twice_then_changed(p: dict[str, torch.Tensor]) -> torch.Tensor:
     h = torch.relu(p["x"] @ p["w1"])  # relu saves h
     z = h @ p["w2"]  # and mm saves h again
-    h.mul_(0.5)
+    for _ in _times(p["writes after"]):
+        h.mul_(0.5)
     return (z * p["grad_output"]).sum()
 
 
@@ -206,11 +215,19 @@ CHANGES = {
     "output changed": "`y = torch.sigmoid(x @ w1)` saved y, then `y.mul_(2)` changed it in place",
     "view of the output changed": "`y = torch.exp(x @ w1)` saved y, then `y[:, 0].zero_()` changed it through a "
                                   "view",
-    "input changed": "`h = x @ w1` saved x, then `x.mul_(0.5)` changed it in place",
-    "base of a saved view changed": "`y = b[:, 1:].sin()` saved the view `b[:, 1:]`, then `b.mul_(2)` changed "
-                                    "the tensor it views",
+    "input changed": "`h = x @ w1` saved x (changed in place before, too), then `x.mul_(0.5)` changed it in place",
+    "base of a saved view changed": "`y = b[:, 1:].sin()` saved the view `b[:, 1:]` (b changed in place before, "
+                                    "too), then `b.mul_(2)` changed the tensor it views",
     "saved twice, then changed": "`h = torch.relu(x @ w1)` and `z = h @ w2` saved h, then `h.mul_(0.5)` changed it",
 }
+WRITES_BEFORE = ("input changed", "base of a saved view changed")
+"""The programs that also write the tensor before it is saved (so that it is saved at a version above 0)."""
+
+
+def expected_versions(program: str, inputs: dict[str, Any]) -> tuple[int, int]:
+    """(found, expected): the versions PyTorch's message would name for `program` on these inputs."""
+    before = int(inputs["writes before"]) if program in WRITES_BEFORE else 0
+    return before + int(inputs["writes after"]), before
 
 
 # --- inputs ---------------------------------------------------------------------------------------------------
@@ -235,10 +252,13 @@ def _mlp_drawer(batch: int, n_in: int, hidden: int, n_out: int, x_requires_grad:
 
 
 def _layer_drawer(batch: int, n_in: int, n_out: int, x_requires_grad: bool = True):
-    """x and one weight, for the dishonest programs; w2 for the one that saves h twice."""
+    """x and one weight, for the dishonest programs; w2 for the one that saves h twice; how many in-place writes
+    come before the save (0 to 2) and after it (1 to 3), per salt."""
 
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         return {
+            "writes before": int(torch.randint(0, 3, (), generator=g)),
+            "writes after": int(torch.randint(1, 4, (), generator=g)),
             "x_requires_grad": x_requires_grad,
             "x": _randn(g, dtype, batch, n_in),
             "w1": _randn(g, dtype, n_in, n_out, scale=n_in ** -0.5),
@@ -264,9 +284,11 @@ def _pair_drawer(batch: int, n: int):
     return draw
 
 
-def _leaves(inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """The trial's tensors, each weight a leaf that requires grad; x requires grad as the scenario says."""
-    p = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+def _leaves(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The trial's tensors, each weight a leaf that requires grad; x requires grad as the scenario says; and the
+    counts of writes, where the scenario draws them."""
+    p: dict[str, Any] = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+    p.update({k: inputs[k] for k in ("writes before", "writes after") if k in inputs})
     for name in ("w1", "b1", "w2", "b2"):
         if name in p:
             p[name].requires_grad_(True)
@@ -289,7 +311,6 @@ def _honest(program: Program):
         with watch.hooks():
             loss = program(p)
         watch.observe_packs(obs)
-        obs[FREED] = watch.freed()
         loss.backward()
         watch.observe_unpacks(obs)
         _observe_grads(obs, p)
@@ -297,7 +318,7 @@ def _honest(program: Program):
     return run
 
 
-HONEST_WRITES = (GRAD, FREED, *WATCHED)
+HONEST_WRITES = (GRAD, *WATCHED)
 
 
 def _dishonest(program: Program):
@@ -309,15 +330,18 @@ def _dishonest(program: Program):
         try:
             loss.backward()
         except Exception as e:  # noqa: BLE001 - what it raised is the observation
-            obs[RAISED] = type(e).__name__
-            obs[CLEAR] = isinstance(e, RuntimeError) and _SAYS_IN_PLACE.search(str(e)) is not None
+            # A subclass of RuntimeError is one (read from the class's own MRO, not isinstance, which a class can
+            # answer as it likes); its message is kept, bounded, as text.
+            obs[RAISED] = A_RUNTIME_ERROR if RuntimeError in type.__getattribute__(type(e), "__mro__") else \
+                type(e).__name__
+            obs[MESSAGE] = str(BaseException.__str__(e))[:MESSAGE_BOUND]
         else:
             obs[RAISED] = NOTHING
 
     return run
 
 
-DISHONEST_WRITES = (RAISED, CLEAR)
+DISHONEST_WRITES = (RAISED, MESSAGE)
 
 
 def _double_use(ns, inputs, device, obs):
@@ -378,7 +402,7 @@ def _honest_gradients(scenarios: tuple[str, ...]) -> Rule:
 
 
 def _catches(scenarios: tuple[str, ...]) -> Rule:
-    """In every dishonest program, backward raises a RuntimeError that says what happened."""
+    """In every dishonest program, backward raises a RuntimeError (or a subclass of one)."""
 
     def evaluate(ev: Evidence) -> Verdict:
         for pair in ev.pairs():
@@ -393,22 +417,45 @@ def _catches(scenarios: tuple[str, ...]) -> Rule:
                     "its own version check when saved-tensor hooks are installed: unpack_hook must compare the "
                     "version of the saved tensor now with its version when pack_hook ran, and raise a "
                     "RuntimeError when they differ. The changed tensor may be gone by the time backward runs: "
-                    "keep something that still reads its version counter then, without keeping its storage.",
+                    "keep something that still reads its version counter then (`tensor.detach()` shares it).",
                     f"{change}, and backward ran without an error under your hooks")
-            if got[RAISED] != "RuntimeError":
+            if got[RAISED] != A_RUNTIME_ERROR:
                 return failed(f"In {pair.label}: {change}; backward raised {got[RAISED]}, not a RuntimeError. "
-                              "Raise a RuntimeError, as PyTorch does (an `assert` raises AssertionError, and "
-                              "disappears under `python -O`).",
+                              "Raise a RuntimeError (or a subclass of one), as PyTorch does (an `assert` raises "
+                              "AssertionError, and disappears under `python -O`).",
                               f"{change}; backward raised an exception that is not a RuntimeError")
-            if got.get(CLEAR) is not True:
-                return failed(f"In {pair.label}: {change}; backward raised a RuntimeError whose message does not "
-                              "say what happened: say that a tensor saved for backward was modified in place, "
-                              "and at which versions.",
-                              f"{change}; the RuntimeError's message does not say that a saved tensor was "
-                              "modified in place")
         return PASS
 
-    return Rule(evaluate, scenarios, (RAISED, CLEAR))
+    return Rule(evaluate, scenarios, (RAISED,))
+
+
+def _says_versions(scenarios: tuple[str, ...]) -> Rule:
+    """In every dishonest program, the RuntimeError says the two versions in PyTorch's words, and they are right."""
+
+    def evaluate(ev: Evidence) -> Verdict:
+        for pair in ev.pairs():
+            got, change = pair.got.values, CHANGES[pair.trial.scenario]
+            if got.get(RAISED) != A_RUNTIME_ERROR:
+                said = "backward raised no RuntimeError, so it said no versions (see the check `catches in-place`)"
+                return failed(f"In {pair.label}: {change}; {said}.", f"{change}; {said}")
+            message = got.get(MESSAGE)
+            if not isinstance(message, str):
+                return checks.missing(ev, pair, MESSAGE, "The error's message")
+            found, expected = expected_versions(pair.trial.scenario, pair.inputs)
+            said = VERSIONS.search(message)
+            if said is None:
+                text = ("the RuntimeError does not say the versions in PyTorch's words: write "
+                        "`is at version N; expected version M`, N the version now and M the one at pack time")
+                return failed(f"In {pair.label}: {change}; {text}.", f"{change}; {text}")
+            if (int(said[1]), int(said[2])) != (found, expected):
+                text = ("the RuntimeError names other versions than the tensor's: N is the version the tensor is "
+                        "at when unpack_hook runs, M the one it was at when pack_hook ran (above 0 where it was "
+                        "changed before it was saved)")
+                return failed(f"In {pair.label}: {change}; it said version {said[1]}, expected {said[2]}, but the "
+                              f"tensor is at version {found}, saved at {expected}: {text}.", f"{change}; {text}")
+        return PASS
+
+    return Rule(evaluate, scenarios, (RAISED, MESSAGE))
 
 
 PUBLIC_MLP, FROZEN, VIEWS = "mlp", "frozen input, in place before saving", "chain of views"
@@ -421,11 +468,15 @@ DISHONEST_PROGRAMS: dict[str, Program] = {
 }
 HONEST, DISHONEST = tuple(HONEST_PROGRAMS), tuple(DISHONEST_PROGRAMS)
 WATCHING = (*HONEST, DOUBLE)
+HONEST_GRADIENTS = _honest_gradients(HONEST)
+CATCHES = _catches(DISHONEST)
+NEEDS = ("honest programs must first get their gradients under your hooks, and dishonest ones be caught (the "
+         "checks `honest gradients` and `catches in-place`)")
 
 EXERCISE = Exercise(
     id="saved_hooks",
     number=10,
-    title="Saved-tensor hooks that still catch the bug",
+    title="Saved-tensor hooks that keep the check",
     defines=(Symbol("pack_hook", "function", ("tensor",)), Symbol("unpack_hook", "function", ("packed",))),
     failure=ExpectedError("RuntimeError", INPLACE_ERROR),
     scenarios=(
@@ -442,28 +493,23 @@ EXERCISE = Exercise(
                              (TWICE, _layer_drawer(5, 4, 6)))),
         Scenario(DOUBLE, _pair_drawer(4, 6), _double_use, DOUBLE_USE_WRITES, public=True),
     ),
-    checks=(
+    checks=checks.gate_checks(
+        checks.all_of(HONEST_GRADIENTS, CATCHES), NEEDS,
         Check("honest gradients", 3, "Programs that change nothing after saving it (in-place changes before "
               "saving, views, an MLP) give the reference's gradients under your hooks, in float32 and float64.",
-              _honest_gradients(HONEST), public=True),
+              HONEST_GRADIENTS, public=True),
         Check("catches in-place", 3, "Programs that change a saved tensor in place after it was saved (an output, "
               "an input, through a view, the base of a saved view; the changed tensor kept or dropped before "
-              "backward) make backward raise a RuntimeError that says so.",
-              _catches(DISHONEST), public=True),
-        Check("packed", 2, "pack_hook is called for every tensor autograd saves and returns a copy: no tensor "
-              "in what it returns shares the saved tensor's storage or requires grad, and the intermediate "
-              "tensors of forward are freed once forward is over (nothing keeps them alive).",
+              "backward) make backward raise a RuntimeError, or a subclass of one.", CATCHES, public=True),
+        Check("says the versions", 1, "That RuntimeError says the two versions as PyTorch's message does, `is at "
+              "version N; expected version M`, and they are the saved tensor's.", _says_versions(DISHONEST),
+              public=True),
+        Check("no history", 1, "pack_hook is called for every tensor autograd saves, and what it returns holds no "
+              "tensor that requires grad (a saved output kept with its history makes a reference cycle).",
               checks.all_of(
                   checks.matches_reference((PACK_CALLS, UNPACK_CALLS), "Hook calls", WATCHING),
-                  checks.holds(COPIES, WATCHING, "pack_hook returned an object that holds a tensor sharing the "
-                               "saved tensor's storage: nothing was copied (on the CPU, `.cpu()` and `.to('cpu')` "
-                               "return the tensor itself, and `detach()` shares its storage: copy the data)"),
-                  checks.holds(NO_HISTORY, WATCHING, "pack_hook returned a tensor that requires grad: keep a "
-                               "detached copy, with no autograd history"),
-                  checks.holds(FREED, HONEST, "After forward, an intermediate tensor that autograd saved is "
-                               "still alive: something pack_hook kept (the tensor, `tensor.detach()`, a view of "
-                               "it) holds its storage, so nothing was offloaded. Keep a copy, and only what "
-                               "reads the version counter without holding the storage"),
+                  checks.holds(NO_HISTORY, WATCHING, "pack_hook returned a tensor that requires grad: keep "
+                               "`tensor.detach()` (the same data and version counter, no history)"),
               ), public=True),
         Check("round trip", 1, "unpack_hook gives back a tensor with the saved tensor's shape, dtype and device, "
               "and exactly its values.",
@@ -471,7 +517,8 @@ EXERCISE = Exercise(
                   checks.holds(SAME_KIND, WATCHING, "unpack_hook returned a tensor of another shape, dtype or "
                                "device than the saved tensor's: restore them (e.g. `copy.to(device)`)"),
                   checks.holds(SAME_VALUES, WATCHING, "unpack_hook returned other values than the saved tensor "
-                               "held: keep an exact copy (a lower precision changes the gradients)"),
+                               "held: give back the tensor itself (a copy in a lower precision changes the "
+                               "gradients)"),
               ), public=True),
         Check("double use", 1, "A tensor saved three times, in a graph run backward twice (retain_graph=True), "
               "gets the reference's gradient; changing it afterwards still makes the third backward raise.",

@@ -3,7 +3,9 @@
 The first pass saves the input: embedding keeps the token indices, `mul` keeps the mask. Writing
 `tokens[:, -3:]` and `mask[:, -3:]` in place before backward changes both, so backward raises. The
 fix must build new tensors for the second pass, with the same encoder (the seed's fix also swapped
-in a second encoder, which changes the model), and leave the caller's tensors as they were.
+in a second encoder, which changes the model), and leave the caller's tensors as they were. Hidden batch
+sizes and lengths are drawn per salt, and one hidden scenario hands the model strided (not contiguous) tokens
+and mask (laid out column by column, as the transpose of a sequence-first batch). Nothing counts until both passes are right and backward runs.
 """
 
 from __future__ import annotations
@@ -54,10 +56,18 @@ def _sizes(inputs: dict[str, Any]) -> tuple[int, int, int, int]:
     return inputs["vocab_size"], inputs["dim"], inputs["num_a"], inputs["num_b"]
 
 
-def _drawer(vocab: int, dim: int, num_a: int, num_b: int, batch: int, length: int):
-    """Tokens, a padding mask, label tokens and a state whose first-pass argmax is clear-cut and varied."""
+def _drawer(vocab: int, dim: int, num_a: int, num_b: int, batch: int | tuple[int, int],
+            length: int | tuple[int, int], strided: bool = False):
+    """Tokens, a padding mask, label tokens and a state whose first-pass argmax is clear-cut and varied. A batch
+    size or length given as (low, high) is drawn per salt; `strided`: the scenario lays tokens and mask out
+    column by column (as the transpose of a [length, batch] tensor), so that they are not contiguous."""
 
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
+        batch_, length_ = (n if isinstance(n, int) else int(torch.randint(n[0], n[1] + 1, (), generator=g))
+                           for n in (batch, length))
+        return {**_draw(g, dtype, batch_, length_), "strided": strided}
+
+    def _draw(g: torch.Generator, dtype: torch.dtype, batch: int, length: int) -> dict[str, Any]:
         for _ in range(MAX_DRAWS):
             labels = torch.randperm(vocab, generator=g)[: num_a * LABEL_LEN].view(num_a, LABEL_LEN)
             state = probes.draw_state(TwoStageClassifierLayout(vocab, dim, num_a, num_b, labels), g, torch.float64)
@@ -119,9 +129,16 @@ def _call(model: nn.Module, tokens: torch.Tensor, mask: torch.Tensor) -> tuple[t
     return out[0], out[1]
 
 
+def _given(inputs: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The caller's tokens and mask: laid out column by column (not contiguous) where the scenario is strided."""
+    if inputs["strided"]:
+        return inputs["tokens"].t().contiguous().t(), inputs["mask"].t().contiguous().t()
+    return inputs["tokens"], inputs["mask"]
+
+
 def _forward_backward(ns, inputs, device, obs):
     model = _build(ns, inputs, device)
-    tokens, mask = inputs["tokens"], inputs["mask"]
+    tokens, mask = _given(inputs)
     tokens_before, mask_before = tokens.clone(), mask.clone()
 
     def unchanged() -> None:
@@ -146,7 +163,7 @@ def _gradcheck(ns, inputs, device, obs):
     model = _build(ns, inputs, device)
     names = ("embed.weight", "fc_a.weight", "fc_b.weight")
     weights = dict(model.named_parameters())
-    tokens, mask = inputs["tokens"], inputs["mask"]
+    tokens, mask = _given(inputs)
 
     def fn(*ws):
         # fresh copies each call, so the gradients are judged here, not the caller's tensors
@@ -180,8 +197,15 @@ def _structure(ev: Evidence) -> Verdict:
 
 
 PUBLIC, HIDDEN, SINGLE, GRADCHECK = "public", "hidden", "batch of one", "gradcheck"
+STRIDED = "tokens and mask not contiguous"
 F64 = (torch.float64,)
-FORWARD = (PUBLIC, HIDDEN, SINGLE)
+FORWARD = (PUBLIC, HIDDEN, SINGLE, STRIDED)
+PASSES = checks.all_of(
+    checks.matches_reference(("logits_a",), "First pass", FORWARD),
+    checks.matches_reference(("logits_b",), "Second pass (last 3 tokens replaced by "
+                             "label_tokens[logits_a.argmax(1)], their mask set to 1)", FORWARD))
+BACKWARD = checks.completes(FORWARD, "Backward")
+NEEDS = "both passes must first be right and backward run (the checks `forward` and `backward runs`)"
 
 EXERCISE = Exercise(
     id="sliced_input",
@@ -192,23 +216,22 @@ EXERCISE = Exercise(
     scenarios=(
         Scenario(PUBLIC, _drawer(13, 4, 3, 4, batch=3, length=6), _forward_backward, FORWARD_BACKWARD_WRITES,
                  public=True),
-        Scenario(HIDDEN, _drawer(50, 16, 5, 7, batch=8, length=12), _forward_backward, FORWARD_BACKWARD_WRITES),
-        Scenario(SINGLE, _drawer(20, 8, 4, 3, batch=1, length=5), _forward_backward, FORWARD_BACKWARD_WRITES),
+        Scenario(HIDDEN, _drawer(50, 16, 5, 7, batch=(4, 12), length=(6, 16)), _forward_backward,
+                 FORWARD_BACKWARD_WRITES),
+        Scenario(SINGLE, _drawer(20, 8, 4, 3, batch=1, length=(4, 8)), _forward_backward, FORWARD_BACKWARD_WRITES),
+        Scenario(STRIDED, _drawer(30, 8, 4, 5, batch=(3, 8), length=(5, 10), strided=True), _forward_backward,
+                 FORWARD_BACKWARD_WRITES),
         Scenario(GRADCHECK, _drawer(11, 3, 3, 2, batch=3, length=5), _gradcheck, (finite_differences.OBSERVED,),
                  dtypes=F64, public=True),
     ),
-    checks=(
+    checks=checks.gate_checks(
+        checks.all_of(PASSES, BACKWARD), NEEDS,
         Check("forward", 2, "logits_a comes from the input as given; logits_b from the input with its last "
-              "3 tokens replaced by label_tokens[logits_a.argmax(1)] and their mask set to 1.",
-              checks.all_of(
-                  checks.matches_reference(("logits_a",), "First pass", FORWARD),
-                  checks.matches_reference(("logits_b",), "Second pass (last 3 tokens replaced by "
-                                           "label_tokens[logits_a.argmax(1)], their mask set to 1)", FORWARD)),
-              public=True),
-        Check("backward runs", 1, "Backward runs through both passes.",
-              checks.completes(FORWARD, "Backward"), public=True),
+              "3 tokens replaced by label_tokens[logits_a.argmax(1)] and their mask set to 1 (any batch size, "
+              "length and layout).", PASSES, public=True),
+        Check("backward runs", 1, "Backward runs through both passes.", BACKWARD, public=True),
         Check("gradients", 3, "The gradient of every parameter matches the reference, in float32 and float64.",
-              checks.matches_reference((GRAD,), "Gradient", (HIDDEN, SINGLE))),
+              checks.matches_reference((GRAD,), "Gradient", (HIDDEN, SINGLE, STRIDED))),
         Check("gradcheck", 1, "Analytic gradients of embed.weight, fc_a.weight and fc_b.weight agree with "
               "finite differences (float64 gradcheck).",
               finite_differences.agree((GRADCHECK,), "gradcheck found gradients that disagree with finite "

@@ -18,7 +18,9 @@ from tests.conftest import SOLUTIONS, failing, solution_code
 ID = "capstone"
 KNOWN = known_submissions(ID)
 SCRIPT = KNOWN.broken  # the given script: BROKEN is the script exactly as the learner gets it
-RAISING, SILENT = (load_reference(ID)[name]() for name in ("raising_line", "silent_line"))
+WRITES = load_reference(ID)["in_place_writes"]()  # each in-place line of the script: what it does
+(RAISING,) = [line for line, verdict in WRITES.items() if verdict == "raises"]
+(SILENT,) = [line for line, verdict in WRITES.items() if verdict == "silently wrong"]
 FIXED_RAISING = "p = p / p.sum(dim=1, keepdim=True)"
 FIXED_SILENT = "h = h / h.norm(dim=1, keepdim=True)"
 
@@ -32,9 +34,12 @@ def solution_notebook():
     return nbformat.read(path, as_version=4)
 
 
-def test_each_named_line_is_one_line_of_the_script():
+def test_each_classified_line_is_one_line_of_the_script_and_every_write_is_classified():
     lines = [line.strip() for line in SCRIPT.splitlines()]
-    assert lines.count(RAISING) == 1 and lines.count(SILENT) == 1
+    assert all(lines.count(line) == 1 for line in WRITES)
+    writes = [line for line in lines if any(op in line.split("#")[0] for op in (" -= ", " /= ", "clamp_("))]
+    assert sorted(writes) == sorted(WRITES) and len(WRITES) == 6
+    assert sorted(WRITES.values()).count("harmless") == 4
 
 
 @pytest.mark.parametrize("notebook", ["solution", "starter"])
@@ -45,15 +50,19 @@ def test_the_notebook_writes_the_catalogues_script(notebook):
 
 
 def test_the_starter_does_not_point_at_the_bugs():
-    """The starter's answer cell is the grader's names with every body a TODO: no line of it tells which
-    lines were wrong (nor how they were fixed)."""
+    """The starter's answer cells are the grader's names with every body a TODO: no line of them tells which
+    lines were wrong (nor how they were fixed); the six lines are listed for the classification, no verdict."""
     starter = exercise_notebook(solution_notebook())
-    (answer,) = [c.source for c in starter.cells if is_answer_cell(c)]
-    for text in (RAISING, SILENT, FIXED_RAISING, FIXED_SILENT, "p /=", ".data", "h.norm", "p.sum"):
-        assert text not in answer, text
+    answers = [c.source for c in starter.cells if is_answer_cell(c)]
+    assert len(answers) == 2  # the classification, before any tool runs, and the fixed script
+    for answer in answers:
+        for text in (RAISING, SILENT, FIXED_RAISING, FIXED_SILENT, "p /=", ".data", "h.norm", "p.sum"):
+            assert text not in answer, text
     readable = "\n".join(c.source for c in starter.cells)  # nor does any other cell, before the learner runs it
-    for text in (RAISING, SILENT, FIXED_RAISING, FIXED_SILENT):
-        assert readable.count(text) == (1 if text in (RAISING, SILENT) else 0), text  # the script's own line
+    for text in (FIXED_RAISING, FIXED_SILENT):
+        assert text not in readable, text
+    for line in WRITES:  # the script's own line, and the classification's list of lines
+        assert readable.count(line) == 2, line
 
 
 def test_nothing_installed_holds_the_named_lines():
@@ -69,39 +78,42 @@ def test_nothing_installed_holds_the_named_lines():
 
 def test_the_broken_script_names_its_culprit(grade):
     result = grade(ID, SCRIPT)
-    assert result.score == 0 and {"trains", "raising line", "silent line"} <= failing(result)
+    assert result.score == 0 and {"trains", "the two bugs", "the harmless writes"} <= failing(result)
     trains = output(result, "trains")
     assert "modified by an inplace operation" in trains and "which is output 0 of Exp" in trains
     assert f"`torch.Tensor.div_` at line 49 (`{RAISING}`)" in trains  # the locator's culprit, by the script's line
     assert "`torch.Tensor.exp` at line 48 (`p = logits.exp()`)" in trains
     assert f"`{RAISING}` -> `{FIXED_RAISING}`" in trains  # and the rewrite to try
-    assert "is not defined" in output(result, "raising line")
+    assert "is not defined" in output(result, "the two bugs")
 
 
 def test_a_silent_bug_is_told_apart_from_a_changed_forward(grade):
-    only_raising = grade(ID, SCRIPT.replace(RAISING, FIXED_RAISING) + "\n\ndef raising_line():\n    return 1\n")
+    only_raising = grade(ID, SCRIPT.replace(RAISING, FIXED_RAISING) + "\n\ndef in_place_writes():\n    return 1\n")
     one_step = output(only_raising, "one step")
     assert "The loss of the first batch matches" in one_step and "gradcheck" in one_step
-    assert "returned a number" in output(only_raising, "raising line")
-    assert "is not defined" in output(only_raising, "silent line")
+    assert "did not return a dict" in output(only_raising, "the two bugs")
 
     no_normalisation = grade(ID, SCRIPT.replace(RAISING, FIXED_RAISING).replace(SILENT, "h = h"))
     assert "computes something else than the script does" in output(no_normalisation, "one step")
-    assert "gradcheck" not in failing(no_normalisation)  # consistent gradients of another function
+    gradcheck = output(no_normalisation, "gradcheck")  # consistent gradients of another function: not counted
+    assert gradcheck.startswith("Not counted yet: ")
 
 
-@pytest.mark.parametrize("value, words", [
-    ('"p = logits.exp()"', "does not return the line of the given script that made backward raise"),
-    ("None", "did not return a string"),
-    ('"   "', "returned an empty string"),
-    (f'"{RAISING}\\n{SILENT}"', "returned several lines"),
-    ("49", "returned a number"),
+@pytest.mark.parametrize("change, check, words", [
+    ({RAISING: "HARMLESS", "p = logits.exp()": "RAISES"}, "the two bugs", "the one that changes in place a tensor"),
+    ({SILENT: "HARMLESS"}, "the two bugs", "hides part of the forward pass"),
+    ({"model.scale.data.clamp_(*SCALE_RANGE)": "SILENTLY_WRONG"}, "the harmless writes", "call every harmless"),
+    ({"x /= x.std(dim=0)": None}, "the harmless writes", "leaves one out"),
 ])
-def test_a_wrong_named_line_is_told_without_the_answer(grade, value, words):
-    code = solution_code(ID).replace(f'return "{RAISING}"', f"return {value}")
+def test_a_wrong_classification_is_told_without_the_answer(grade, change, check, words):
+    code = solution_code(ID)
+    for line, verdict in change.items():
+        old = next((entry for entry in code.splitlines() if entry.strip().startswith(f'"{line}":')), None)
+        new = f'        "{line}": {verdict},' if verdict else ""
+        code = code.replace(old, new) if old else code.replace("    return {\n", f"    return {{\n{new}\n", 1)
     result = grade(ID, code)
-    assert failing(result) == {"raising line"}
-    said = output(result, "raising line")
+    assert check in failing(result) <= {"the two bugs", "the harmless writes"}
+    said = output(result, check)
     assert words in said and "hidden inputs" in said
     assert RAISING not in said and SILENT not in said  # never the true line
 

@@ -1,20 +1,26 @@
 """The same promises for every exercise, over its catalogue of known submissions.
 
-Each `references/<id>.py` holds, beside its REFERENCE, BROKEN (the report's code), CORRECT (name -> code: every
-one must score 10/10) and WRONG (name -> (code, the check or set of checks that must fail)), optionally SAYS
-(name -> words the failing check's feedback must contain); `autograder.reference_store.known_submissions`
-reads them. The exercises come from the registry, so a new exercise is graded here without a change.
+Each `references/<id>.py` holds, beside its REFERENCE, BROKEN (the report's code: it must score 0), CORRECT
+(name -> code: every one must score 10/10) and WRONG (name -> (code, the check or set of checks that must fail)),
+optionally SAYS (name -> words the failing check's feedback must contain); `autograder.reference_store.known_submissions`
+reads them. WRONG holds the exercise's starter with its `raise NotImplementedError` lines deleted (a `pass` in their
+place), which must fail every check: a forward that runs earns nothing while the exercise's bug is still there.
+The exercises come from the registry, so a new exercise is graded here without a change.
 """
 
 import re
 
 import pytest
 
+from autograder.cells import ANSWER_MARKER, CELL_BREAK
 from autograder.exercises import EXERCISES
 from autograder.reference_store import ENV, known_submissions
-from tests.conftest import failing, solution_code
+from autograder.submission import answer_code
+from tests.conftest import EXERCISE_NOTEBOOKS, failing, solution_code
 
 CATALOGUES = {eid: known_submissions(eid) for eid in EXERCISES}
+STARTER = "starter without the raise"
+"""The WRONG entry of every catalogue that is the exercise notebook's starter, its raise lines deleted."""
 CORRECT = [(eid, name) for eid, known in CATALOGUES.items() for name in sorted(known.correct)]
 WRONG = [(eid, name) for eid, known in CATALOGUES.items() for name in sorted(known.wrong)]
 
@@ -38,9 +44,28 @@ def test_solution_scores_full(grade, exercise_id):
 
 
 @pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
-def test_broken_report_code_scores_less(grade, exercise_id):
+def test_broken_report_code_scores_zero(grade, exercise_id):
     result = grade(exercise_id, CATALOGUES[exercise_id].broken)
-    assert result.score < result.max_score
+    assert result.score == 0, [(t.name, t.score) for t in result.tests if t.score]
+
+
+def starter_without_the_raise(exercise_id: str) -> str:
+    """The answer cells of the exercise notebook, each `raise NotImplementedError(...)` line made a `pass` (the
+    comment line that marks an answer cell left out: it changes nothing the grader runs)."""
+    (path,) = EXERCISE_NOTEBOOKS.glob(f"*_{exercise_id}.ipynb")
+    code = "\n".join(line for line in answer_code(path).code.splitlines()
+                     if not ANSWER_MARKER.match(line) and line != CELL_BREAK)
+    return re.sub(r"^([ \t]*)raise NotImplementedError\(.*\)$", r"\1pass", code, flags=re.M)
+
+
+@pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
+def test_the_starter_without_its_raise_is_catalogued_to_fail_every_check(exercise_id):
+    checks = {c.name for c in EXERCISES[exercise_id].checks}
+    code, must_fail = CATALOGUES[exercise_id].wrong[STARTER]
+    assert must_fail == checks
+    def lines(text):
+        return [line for line in text.splitlines() if line.strip()]
+    assert lines(code) == lines(starter_without_the_raise(exercise_id))
 
 
 @pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True to a scalar")

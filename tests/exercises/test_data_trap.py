@@ -12,11 +12,15 @@ ID = "data_trap"
 KNOWN = known_submissions(ID)
 
 
-def test_broken_report_code_runs_and_only_its_gradients_fail(grade):
-    """The trap: no error, the right loss, the wrong gradient (seen by gradcheck on public inputs too)."""
+def test_broken_report_code_runs_and_earns_nothing_for_it(grade):
+    """The trap: no error, the right loss, the wrong gradient (seen by gradcheck on public inputs too). The
+    checks it would pass on their own (the loss, backward runs, the caller's tensors) are not counted while
+    the gradient is wrong, and say so."""
     result = grade(ID, KNOWN.broken)
-    assert failing(result) == {"gradients", "gradcheck"}
-    assert result.score == 5
+    outputs = {t.name: t.output for t in result.tests}
+    assert result.score == 0 and failing(result) == set(outputs)
+    assert "disagree with finite differences" in outputs["gradcheck"]
+    assert outputs["forward"].startswith("Not counted yet: the loss must first be right")
 
 
 def test_the_write_through_detach_is_named_with_the_op_that_saved(grade):

@@ -39,13 +39,15 @@ def test_the_report_fails_on_g_loss_backward_and_names_d_step(grade):
     assert "a fresh D(fake) after opt_D.step()" in said  # and what this exercise's order is
 
 
-def test_the_culprit_line_is_named_on_hidden_inputs_too(grade):
+def test_a_culprit_met_on_hidden_inputs_only_is_explained_not_named(grade):
+    """The public trials never met that write with an error, so its line could have been picked by a hidden
+    input: the feedback names the scenario and explains the order, not the line."""
     code = only_on_hidden(BROKEN)
     result = grade(ID, code)
     assert failing(result) == {"runs", "D after step 1", "G after step 1", "two steps", "losses"}
     said = output(result, "runs")
     assert "(on hidden inputs: scenario '" in said
-    assert "The line that broke autograd:" in said and "(`opt_D.step()`)" in said
+    assert "The line that broke autograd:" not in said and "(`opt_D.step()`)" not in said
     assert "is at version" not in said  # the rest of PyTorch's message may describe hidden inputs: not shown
     assert "a fresh D(fake) after opt_D.step()" in said
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+from autograder.exercises import get
 from autograder.exercises.hook_inplace import HOOK_VIEW_ERROR
 from autograder.reference_store import known_submissions
 from autograder.submission import answer_code
@@ -28,9 +29,9 @@ def line_of(code: str, text: str) -> int:
 
 def test_the_report_fails_in_forward_at_the_relu_line(grade):
     result = grade(ID, KNOWN.broken)
-    assert result.score == 1  # the scores without a hook are right
-    assert failing(result) == {"backward runs", "full backward hook", "captured gradient", "heatmap",
-                               "parameter gradients", "any hook"}
+    assert result.score == 0  # the scores without a hook are right, and not counted while the hook's error stays
+    assert failing(result) == {c.name for c in get(ID).checks}
+    assert output_of(result, "forward").startswith("Not counted yet: ")
     said = output_of(result, "backward runs")
     assert f"line {line_of(KNOWN.broken, RELU_LINE)} of your answer (`{RELU_LINE}`)" in said  # the culprit
     assert "Output 0 of BackwardHookFunction is a view and is being modified inplace" in said
@@ -49,15 +50,16 @@ def test_the_error_is_raised_in_forward_by_the_write():
     assert traceback.extract_tb(info.value.__traceback__)[-1].line == "result = torch.relu_(input)"
 
 
-def test_a_failure_on_hidden_inputs_names_the_line_and_hides_the_message(grade):
+def test_a_failure_on_hidden_inputs_names_the_scenario_and_hides_the_message_and_line(grade):
     """The in-place ReLU only for batches of more than 2: the public inputs (a batch of 2) pass, the hidden
-    ones do not. The feedback says what kind of error it was and which line, and nothing of the message."""
+    ones do not. The feedback says what kind of error it was, on which scenario and what to change; not the
+    message, nor the line, which the public trials never met with an error (a hidden input could pick it)."""
     line = "x = self.relu(self.target(x)) if x.shape[0] > 2 else torch.relu(self.target(x))"
     code = KNOWN.broken.replace(f"        {RELU_LINE}\n", f"        {line}\n")
     result = grade(ID, code)
     assert grade(ID, code, public_only=True).score == 9
     said = output_of(result, "backward runs")
-    assert "on hidden inputs" in said and f"line {line_of(code, line)} of your answer (`{line}`)" in said
+    assert "on hidden inputs: scenario '" in said and f"line {line_of(code, line)} of your answer" not in said
     assert "make the activation after model.target out of place" in said
     assert "its message is not shown" in said and "BackwardHookFunction" not in said
 
@@ -68,7 +70,9 @@ def test_the_deprecated_hook_is_named_and_its_heatmap_is_wrong(grade):
     was overwritten by the in-place ReLU."""
     code, _ = KNOWN.wrong["deprecated register_backward_hook"]
     result = grade(ID, code)
-    assert {"captured gradient", "forward"}.isdisjoint(failing(result))
+    assert result.score == 0  # the model still breaks every full backward hook (the grader's own one)
+    for name in ("captured gradient", "forward"):  # right, but not counted
+        assert output_of(result, name).startswith("Not counted yet: ")
     assert "register_backward_hook, the deprecated non-full hook" in output_of(result, "full backward hook")
     assert "`heatmap` differs" in output_of(result, "heatmap")
 

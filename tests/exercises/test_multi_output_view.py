@@ -111,7 +111,8 @@ def test_contiguous_is_caught_only_by_the_single_token(grade):
     code, _ = WRONG["contiguous, then *="]
     result = grade(ID, code)
     outputs = [t.output for t in result.tests if t.status == "failed"]
-    assert outputs and all(f"scenario '{ONE_TOKEN}'" in o and "(`q *= self.scale`)" in o for o in outputs)
+    # the line is not named: the public trials never met it with an error (a hidden input could pick it)
+    assert outputs and all(f"scenario '{ONE_TOKEN}'" in o and "(`q *= self.scale`)" not in o for o in outputs)
     assert grade(ID, code, public_only=True).score == 7  # the self-check's public inputs cannot see it
 
 

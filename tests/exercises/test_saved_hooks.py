@@ -26,15 +26,14 @@ def leaves(scenario: str, dtype: torch.dtype = torch.float64) -> dict[str, torch
     return spec._leaves(spec.EXERCISE.scenario(scenario).draw(torch.Generator().manual_seed(0), dtype))
 
 
-def test_broken_starter_scores_less_and_is_told_the_line(grade):
+def test_broken_starter_earns_nothing_and_is_told_the_line(grade):
     result = grade(ID, KNOWN.broken)
-    assert result.score < 10
-    assert {"catches in-place", "packed"} <= failing(result)
+    assert result.score == 0 and failing(result) == {c.name for c in spec.EXERCISE.checks}
     catches = said(result, "catches in-place")
     # the line of the program that changed the saved tensor, and what to do about it
     assert "`y.mul_(2)`" in catches and "backward ran without an error under your hooks" in catches
     assert "unpack_hook must compare the version" in catches
-    assert "`.cpu()`" in said(result, "packed")
+    assert said(result, "honest gradients").startswith("Not counted yet: ")  # right, but it catches nothing
 
 
 @pytest.mark.parametrize("scenario", spec.DISHONEST)
@@ -81,18 +80,19 @@ def test_the_watch_finds_tensors_in_containers_but_not_behind_weak_references():
     assert sorted(t.numel() for t in found) == [1, 2, 3]
 
 
-LEAVES_UNCHECKED = KNOWN.correct["counter handle, copy on the CPU"].replace(
-    "    counter = tensor.detach()\n",
+ALIAS = "a detached alias and its version"
+LEAVES_UNCHECKED = KNOWN.correct[ALIAS].replace(
+    "    return tensor.detach(), tensor._version\n",
     "    if tensor.grad_fn is None:  # a leaf: never changed, surely\n"
-    "        return tensor.device, tensor.detach().to('cpu', copy=True), tensor.new_empty(0), 0\n"
-    "    counter = tensor.detach()\n")
+    "        return tensor.detach().clone(), 0\n"
+    "    return tensor.detach(), tensor._version\n")
 
 
 def test_a_miss_on_hidden_programs_names_the_program_and_no_value(grade):
-    assert LEAVES_UNCHECKED != KNOWN.correct["counter handle, copy on the CPU"]
+    assert LEAVES_UNCHECKED != KNOWN.correct[ALIAS]
     assert grade(ID, LEAVES_UNCHECKED, public_only=True).score == 10  # the public programs change no leaf
     result = grade(ID, LEAVES_UNCHECKED)
-    assert failing(result) == {"catches in-place"}
+    assert result.score == 0  # the gate: a dishonest program not caught
     catches = said(result, "catches in-place")
     assert "on hidden inputs: scenario 'input changed'" in catches
     assert "`x.mul_(0.5)`" in catches and "backward ran without an error under your hooks" in catches
@@ -112,10 +112,23 @@ def test_a_weak_reference_is_told_that_the_changed_tensor_may_be_gone(grade):
     assert "may be gone by the time backward runs" in said(grade(ID, code), "catches in-place")
 
 
-def test_the_reference_catches_every_change_with_pytorchs_wording():
+@pytest.mark.parametrize("seed", range(6))
+def test_the_reference_catches_every_change_with_pytorchs_wording_and_versions(seed):
+    """The versions each dishonest program's error must name (expected_versions) are PyTorch's own, without hooks,
+    and the reference's, with them, whatever number of writes the salt draws."""
     reference = load_reference(ID)
     for scenario, program in spec.DISHONEST_PROGRAMS.items():
+        inputs = spec.EXERCISE.scenario(scenario).draw(torch.Generator().manual_seed(seed), torch.float64)
+        found, expected = spec.expected_versions(scenario, inputs)
+        with pytest.raises(RuntimeError, match=f"is at version {found}; expected version {expected} instead"):
+            program(spec._leaves(inputs)).backward()
         with saved_tensors_hooks(reference["pack_hook"], reference["unpack_hook"]):
-            loss = program(leaves(scenario))
-        with pytest.raises(RuntimeError, match=INPLACE_ERROR.pattern):
+            loss = program(spec._leaves(spec.EXERCISE.scenario(scenario).draw(
+                torch.Generator().manual_seed(seed), torch.float64)))
+        with pytest.raises(RuntimeError, match=INPLACE_ERROR.pattern) as info:
             loss.backward()
+        assert f"is at version {found}; expected version {expected} instead" in str(info.value)
+
+
+def test_a_subclass_of_runtime_error_is_as_good(grade):
+    assert grade(ID, KNOWN.correct["a RuntimeError subclass of its own"]).score == 10
