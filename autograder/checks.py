@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from .evidence import Evidence, Failed, Pair, failed
-from .feedback import describe
+from .feedback import REWRITES, describe
 from .outcome import ErrorInfo
 from .spec import PASS, Check, Rule, Selector, Verdict
 from .wording import say
@@ -83,12 +83,17 @@ def explained(error: ErrorInfo) -> str:
     """feedback.describe, remembered: the same error recurs across trials, checks and classmates, and its
     culprit's fix suggestion costs tens of milliseconds to make."""
     culprit = json.dumps(error.culprit, sort_keys=True, default=repr) if error.culprit is not None else None
-    return _explained(error.type, error.message, error.line, error.code, culprit)
+    return _explained(error.type, error.message, error.line, error.code, culprit, REWRITES.get())
 
 
 @functools.lru_cache(maxsize=512)
-def _explained(type_name: str, message: str, line: int | None, code: str | None, culprit: str | None) -> str:
-    return describe(ErrorInfo(type_name, message, line, code, json.loads(culprit) if culprit is not None else None))
+def _explained(type_name: str, message: str, line: int | None, code: str | None, culprit: str | None,
+               rewrites: bool) -> str:
+    token = REWRITES.set(rewrites)
+    try:
+        return describe(ErrorInfo(type_name, message, line, code, json.loads(culprit) if culprit is not None else None))
+    finally:
+        REWRITES.reset(token)
 
 
 def why_missing(pair: Pair, key: str) -> str:

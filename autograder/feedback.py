@@ -9,6 +9,7 @@ blame/suggest.py): this module, part of the pure core, imports neither the locat
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
@@ -103,9 +104,16 @@ def culprit_text(report: dict) -> str:
     return say("culprit", culprit=_site(report.get("culprit")), saved=saved)
 
 
+REWRITES: ContextVar[bool] = ContextVar("rewrites", default=True)
+"""Whether the exercise being graded lets feedback propose a rewrite (spec.Exercise.rewrites); grade() sets it."""
+
+
 def fix_text(report: dict, limit: int = 1200) -> str | None:
     """The suggested rewrite of the culprit line, from the registered suggesters (made from the op names and
-    line texts in the report alone: the student's code is not run for it); None without one."""
+    line texts in the report alone: the student's code is not run for it); None without one, or where the
+    exercise rules rewrites out (REWRITES)."""
+    if not REWRITES.get():
+        return None
     suggestion = None
     for suggester in _suggesters:
         try:

@@ -53,6 +53,15 @@ def grade(
 ) -> Result:
     """Scores every check of the exercise (public checks only for a self-check). `answer`, the graded code,
     is where a hidden error's line text is read from (else from the worker's report)."""
+    token = feedback.REWRITES.set(exercise.rewrites)
+    try:
+        return _grade(exercise, report, reference, trials, inputs, public_only, submission, answer)
+    finally:
+        feedback.REWRITES.reset(token)
+
+
+def _grade(exercise: Exercise, report: RunReport, reference: dict[str, Outcome], trials: tuple[Trial, ...],
+           inputs: dict[str, Inputs], public_only: bool, submission: str, answer: str | None) -> Result:
     checks = exercise.checks_for(public_only)
     devices = tuple(dict.fromkeys(t.device for t in trials))
     blocked = _blocking_problem(report)

@@ -195,6 +195,10 @@ class Exercise:
     scenarios: tuple[Scenario, ...]
     checks: tuple[Check, ...]
     failure: ExpectedError
+    rewrites: bool = True
+    """Whether feedback may propose the culprit locator's rewrite of the culprit line. False where the task
+    rules that rewrite out (inplace_dropout keeps its writes in place): there the feedback explains in words,
+    and never proposes a fix the grade then marks down."""
     preload: tuple[str, ...] = ()
     """Of LAZY_MODULES, those its trials import (a correct answer's): a worker that grades this exercise
     imports them before any job. Where one grades a single exercise (a platform's container), a worker

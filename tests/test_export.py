@@ -12,6 +12,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from autograder import cli as autograder_cli
@@ -20,6 +21,7 @@ from autograder.bundle.config import DEFAULT_MEMORY_MB, BundleConfig
 from autograder.bundle.source import ExportError
 from autograder.bundle.student_folder import grade_folder, not_submitted
 from autograder.platforms import gradescope, platforms, prairielearn
+from autograder.reference_store import known_submissions
 from autograder.result import Result, TestResult
 from autograder.runner import InProcessRunner
 from autograder.runner.pool import PoolError
@@ -28,7 +30,18 @@ from tests.conftest import ROOT, SOLUTIONS
 
 CLASS = ROOT / "samples" / "class"
 CORRECT = CLASS / "ada" / "02_data_trap.ipynb"
-WRONG = CLASS / "dan" / "02_data_trap.ipynb"
+PARTLY_RIGHT = "logits shifted in place through .data"
+"""data_trap's catalogue entry that scores part of the points (8/10): the platforms must carry a partial score."""
+
+
+def partly_right(tmp: Path) -> Path:
+    """Ada's notebook with the catalogue's partly right answer in its (one) answer cell."""
+    nb = nbformat.read(CORRECT, as_version=4)
+    (cell,) = [c for c in nb.cells if "answer" in c.metadata.get("tags", [])]
+    cell.source = known_submissions("data_trap").wrong[PARTLY_RIGHT][0]
+    tmp.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, tmp / CORRECT.name)
+    return tmp / CORRECT.name
 GRADESCOPE_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 VENV_BIN = str(Path(sys.executable).parent)  # the platform's python3 is this one, with the package installed
 
@@ -114,7 +127,8 @@ def test_gradescope_export_is_reproducible(gradescope_zip, tmp_path):
 
 @pytest.mark.slow
 def test_gradescope_grades_a_correct_and_a_wrong_submission(gradescope_zip, tmp_path):
-    roots = [gradescope_root(tmp_path / name, gradescope_zip, sub) for name, sub in (("a", CORRECT), ("d", WRONG))]
+    submissions = (("a", CORRECT), ("d", partly_right(tmp_path / "hand-in")))
+    roots = [gradescope_root(tmp_path / name, gradescope_zip, sub) for name, sub in submissions]
     procs = run_in_parallel([(["bash", str(r / "source" / "run_autograder")], platform_env(r)) for r in roots])
     for proc in procs:
         assert proc.returncode == 0, proc.stdout
@@ -437,7 +451,8 @@ def test_prairielearn_questions(prairielearn_course):
 
 @pytest.mark.slow
 def test_prairielearn_grades_a_correct_and_a_wrong_submission(prairielearn_course, tmp_path):
-    roots = [grade_root(tmp_path / name, prairielearn_course, sub) for name, sub in (("a", CORRECT), ("d", WRONG))]
+    submissions = (("a", CORRECT), ("d", partly_right(tmp_path / "hand-in")))
+    roots = [grade_root(tmp_path / name, prairielearn_course, sub) for name, sub in submissions]
     run_sh = "serverFilesCourse/inplace_autograder/run.sh"
     procs = run_in_parallel([(["bash", str(r / run_sh), "data_trap"], platform_env(r)) for r in roots])
     for proc in procs:
@@ -449,7 +464,7 @@ def test_prairielearn_grades_a_correct_and_a_wrong_submission(prairielearn_cours
     assert abs(wrong["score"] - sum(t["points"] for t in wrong["tests"]) / 10) < 1e-9
     hidden = [t for t in wrong["tests"] if t["name"].endswith("(hidden inputs)")]
     assert hidden and all("description" not in t and t["output"] == "" for t in hidden)
-    assert any(t["points"] == 0 and t["message"] for t in hidden)  # that it failed, and why in general terms
+    assert any(t["points"] < t["max_points"] and t["message"] for t in wrong["tests"])  # that it failed, and why
 
 
 def test_prairielearn_malformed_is_not_gradable(prairielearn_course, tmp_path):

@@ -31,9 +31,11 @@ from tests.conftest import ROOT
 EXERCISES = exercise_ids()
 COURSE = load()
 RESIDUAL_CHECKS = ["forward", "backward runs", "gradcheck", "caller's tensors unchanged"]
+THE_BUG = tuple(RESIDUAL_CHECKS)
+"""What the unfixed += fails: every check (the exercise counts none while backward still raises)."""
 
 
-def report(failing=("backward runs", "gradcheck"), **changes) -> dict:
+def report(failing=THE_BUG, **changes) -> dict:
     """A report of residual_add; by default the untouched bug's."""
     data = {"v": 2, "pseudonym": "amber-otter-12", "secret": "s" * 32, "exercise": "residual_add",
             "status": "failed" if failing else "passed",
@@ -58,7 +60,7 @@ def test_the_server_side_imports_no_torch():
 
 def test_a_valid_report_parses():
     parsed = parse(body(report(feedback="[FAIL] backward runs\n  Backward failed.")), EXERCISES, COURSE.checks)
-    assert parsed.failing == ("backward runs", "gradcheck") and parsed.grad_mode is True
+    assert parsed.failing == THE_BUG and parsed.grad_mode is True
     assert parsed.feedback == "[FAIL] backward runs\n  Backward failed."
 
 
@@ -119,8 +121,8 @@ def test_token_buckets():
 
 def test_the_course_knows_its_names_and_tells_no_grad_from_the_bug():
     assert COURSE.exercises == EXERCISES and set(COURSE.checks) == set(EXERCISES)
-    bug = COURSE.match("residual_add", ("backward runs", "gradcheck"), "RuntimeError", "torch.Tensor.add_", True)
-    no_grad = COURSE.match("residual_add", ("backward runs", "gradcheck"), "RuntimeError", "torch.Tensor.add_", False)
+    bug = COURSE.match("residual_add", THE_BUG, "RuntimeError", "torch.Tensor.add_", True)
+    no_grad = COURSE.match("residual_add", THE_BUG, "RuntimeError", "torch.Tensor.add_", False)
     silent = COURSE.match("residual_add", ("gradcheck",), None, None, None)
     assert (bug.label, no_grad.label) == ("the bug, unchanged", "no_grad around +=")
     assert ".data" in silent.label and "detach" in silent.label  # both silently wrong gradients: one signature

@@ -27,7 +27,7 @@ from tornado.ioloop import IOLoop
 
 from .course import Course
 from .limits import Buckets, Rate
-from .net import client_key
+from .net import CappedServer, client_key
 from .schema import SchemaError, parse, parse_event, parse_join
 from .storage import Refused, Store, Thresholds
 
@@ -74,7 +74,7 @@ class Workshop:
         self.published = 0  # the version dashboards were last woken for: each gets at most one answer per wake-up
         self.changes = locks.Condition()
         self._notify_at: float | None = None
-        self.connections = None  # the CappedServer, for its counts
+        self.connections: CappedServer | None = None  # the CappedServer, for its counts
         self.cache: dict[str, tuple[tuple[int, int], float, bytes]] = {}  # view -> (versions, when, the JSON)
 
     def changed(self) -> None:
@@ -196,8 +196,10 @@ class ReportHandler(ParticipantHandler):
         if not ws.pseudonyms.allow(str(pid)):
             raise self.refuse("too many reports: at most one every two seconds", 429, "rate")
         op, error = course.op(report.op), course.error(report.error)
+        # only a run that finished and failed is a known wrong answer: a timeout or a crash says nothing of the
+        # answer's ideas (its checks all fail with no error, as the starter's do)
         found = course.match(report.exercise, report.failing, error, op, report.grad_mode) \
-            if report.status != "passed" else None
+            if report.status == "failed" else None
         now = time.time()
         ws.store.record(pid, replace(report, op=op, error=error), now, found.id if found else None)
         ws.accepted += 1
