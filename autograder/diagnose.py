@@ -25,7 +25,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from .predict import AT_THE_WRITE, Mark
+from .predict import AT_THE_WRITE, Mark, judgement
 
 PARTS = ("line", "saved_by")
 
@@ -108,14 +108,10 @@ def marks(diagnosis: Diagnosis, found: Found) -> list[Mark]:
 
 def feedback(diagnosis: Diagnosis, found: Found) -> str:
     """What `reveal()` prints: the judgement, then what confirms it."""
-    judged = marks(diagnosis, found)
-    label = {True: "right", False: "wrong", None: "-"}
-    lines = ["Your diagnosis, against what the failing code did:"]
-    lines += [f"  {m.part:<9} {label[m.right]:<6} {m.text}" for m in judged]
-    given = [m for m in judged if m.right is not None]
-    lines.append(f"{sum(bool(m.right) for m in given)} of {len(given)} diagnosed parts right." if given else
-                 "Nothing was diagnosed: next time, name the line in diagnose(...) before you run this cell.")
-    return "\n".join([*lines, "", found.shown])
+    lines, count = judgement("Your diagnosis, against what the failing code did:", marks(diagnosis, found),
+                             "diagnosed", "Nothing was diagnosed: next time, name the line in diagnose(...) "
+                             "before you run this cell.")
+    return "\n".join([*lines, count, "", found.shown])
 
 
 def _from_report(report: Any) -> Found:

@@ -165,15 +165,21 @@ def marks(prediction: Prediction, outcome: CellRun) -> list[Mark]:
     return out
 
 
+def judgement(heading: str, judged: list[Mark], noun: str, nothing: str) -> tuple[list[str], str]:
+    """The lines of a learner's judged guess (one per part: right, wrong or not given), and its count: what
+    predict's and diagnose's reveal() print alike."""
+    label = {True: "right", False: "wrong", None: "-"}
+    lines = [heading, *(f"  {m.part:<9} {label[m.right]:<6} {m.text}" for m in judged)]
+    given = [m for m in judged if m.right is not None]
+    count = f"{sum(bool(m.right) for m in given)} of {len(given)} {noun} parts right." if given else nothing
+    return lines, count
+
+
 def feedback(prediction: Prediction, outcome: CellRun) -> str:
     """What `reveal()` prints."""
-    judged = marks(prediction, outcome)
-    label = {True: "right", False: "wrong", None: "-"}
-    lines = ["Your prediction, against what the failure cell did:"]
-    lines += [f"  {m.part:<9} {label[m.right]:<6} {m.text}" for m in judged]
-    given = [m for m in judged if m.right is not None]
-    summary = (f"{sum(bool(m.right) for m in given)} of {len(given)} predicted parts right." if given else
-               "Nothing was predicted: next time, fill in predict(...) before you run the failure cell.")
+    lines, summary = judgement("Your prediction, against what the failure cell did:", marks(prediction, outcome),
+                               "predicted", "Nothing was predicted: next time, fill in predict(...) before you "
+                               "run the failure cell.")
     said = VERSION_CHECK.search(outcome.message) if outcome.error else None
     if said:
         bumps = int(said["found"]) - int(said["expected"])
