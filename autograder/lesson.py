@@ -67,6 +67,9 @@ class LiveBytes:
     the same as the next. Views and in-place results share a storage already counted, or made before.
     """
 
+    _seen: set[int]
+    """The storages counted (by address), from __enter__ on."""
+
     def __init__(self) -> None:
         self.samples: list[int] = []
         self.ops: list[str] = []

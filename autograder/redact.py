@@ -49,10 +49,10 @@ def _site_lines(report: object) -> set[int]:
     if not isinstance(report, dict):
         return found
     sites = [report.get("culprit"), report.get("saved_by")]
-    sites += report.get("modifications") if isinstance(report.get("modifications"), list) else []
+    sites += report["modifications"] if isinstance(report.get("modifications"), list) else []
     for site in sites:
         if isinstance(site, dict):
-            frames = [site, *(site.get("chain") if isinstance(site.get("chain"), list) else [])]
+            frames = [site, *(site["chain"] if isinstance(site.get("chain"), list) else [])]
             found.update(f["line"] for f in frames if isinstance(f, dict) and f.get("file") == ANSWER_FILE
                          and isinstance(f.get("line"), int) and not isinstance(f.get("line"), bool))
     return found

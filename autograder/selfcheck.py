@@ -75,7 +75,7 @@ def self_check(exercise_id: str, *, history: list[str] | None = None, namespace:
         namespace = shell.user_ns if shell is not None else vars(sys.modules["__main__"])
     answers = last_run_answers(history)
     if not answers:
-        notes = ("check() found no answer cell among the cells you ran (an answer cell's first line says "
+        notes: tuple[str, ...] = ("check() found no answer cell among the cells you ran (an answer cell's first line says "
                  "`# Answer cell (graded)`; put it back if you deleted it). It judged the names your notebook "
                  "defines instead: the grader runs only the answer cells, and may judge otherwise.",)
         steps = trial_steps(exercise, namespace, prepared.trials, (), prepared.inputs, filename="<notebook>",

@@ -9,6 +9,8 @@ and of the save's, best first: built under the name the culprit line calls, in t
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from .cst_edit import Source, names_read, parsed, plain_code, walk
@@ -126,7 +128,11 @@ def _all_of_them(c: Culprit, read: Read, modules: set[str], tried: list[Rewrite]
     calls = [call for call, r in _candidates(c, src, c.file, modules) if isinstance(call, cst.Call)]
     if len(calls) < 2:
         return []
-    new = {call: without_argument(call, inplace_argument(call)) for call in calls}
+    new: dict[cst.CSTNode, cst.CSTNode] = {}
+    for call in calls:
+        arg = inplace_argument(call)
+        assert arg is not None  # _candidates keeps only the calls that have one
+        new[call] = without_argument(call, arg)
     return [Rewrite("not_inplace", c.file, src.edited(new),
                     f"Every `inplace=True` module of this kind in {c.file} overwrites its input; without it each "
                     f"returns a new tensor with the same values, and {c.saved()} stays as backward needs it.",
@@ -140,7 +146,7 @@ def _called_names(src: Source, line: int) -> tuple[set[str], cst.ClassDef | None
         return set(), None
     calls = {plain_code(call.func) for call in walk(stmt, cst.Call)}
     classes = src.enclosing(stmt, (cst.ClassDef,))
-    return calls & names_read(stmt), classes[0] if classes else None
+    return calls & names_read(stmt), cast(cst.ClassDef, classes[0]) if classes else None
 
 
 def _assigned_to(src: Source, node: cst.CSTNode) -> str | None:

@@ -59,10 +59,10 @@ def run_fix(args: argparse.Namespace) -> int:
     except CouldNotWrite as e:
         return _refused(args, str(e))
     except Interrupted as e:
-        written = repair is not None and bool(repair.backups)
+        backups = repair.backups if repair is not None else {}
         print(f"autograder blame --fix: stopped by {e}; " + (
-            "the verified fix had been written: " + ", ".join(map(str, repair.backups.values())) + " hold the originals"
-            if written else "no file was changed"), file=sys.stderr)
+            "the verified fix had been written: " + ", ".join(map(str, backups.values())) + " hold the originals"
+            if backups else "no file was changed"), file=sys.stderr)
         return 128 + e.signum
     if args.json:
         print(json.dumps(data | {"fix": repair.to_json()}, indent=2))

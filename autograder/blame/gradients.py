@@ -35,6 +35,7 @@ import inspect
 import os
 import random
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -68,7 +69,8 @@ class Recorder:
         self.count = 0
         self.truncate = truncate
         self._boundary: int | None = None
-        self._sequence = getattr(getattr(torch._C, "_autograd", None), "_get_sequence_nr", None)
+        self._sequence: Callable[[], int] | None = getattr(getattr(torch._C, "_autograd", None),
+                                                           "_get_sequence_nr", None)
         if truncate and self._sequence is None:
             raise RuntimeError("this PyTorch has no sequence numbers: the truncated reference cannot be made")
 
@@ -132,6 +134,7 @@ class Recorder:
         """For `truncated`: zero the gradient entering any node made before the previous backward began."""
         if not self.truncate:
             return []
+        assert self._sequence is not None  # __init__ refuses `truncate` without it
         boundary, self._boundary = self._boundary, self._sequence()
         if boundary is None:
             return []
@@ -232,7 +235,7 @@ def _same(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: list[str] = (),
+def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: Sequence[str] = (),
         sources: dict[str, str] | None = None, show: str | None = None) -> dict[str, Any]:
     """Runs `path` as `__main__` in this process and returns what it recorded."""
     if float64:

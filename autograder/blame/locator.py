@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Callable
 from contextlib import ContextDecorator
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch.autograd.graph import saved_tensors_hooks
@@ -81,6 +81,16 @@ class _Packed:
 
     __slots__ = ("tensor", "key", "seq", "version", "op", "chain", "grad_fn_name", "output_nr", "is_output",
                  "locator", "__weakref__")
+    tensor: torch.Tensor
+    key: int
+    seq: int
+    version: int
+    op: Any
+    chain: tuple[Raw, ...]
+    grad_fn_name: str | None
+    output_nr: int
+    is_output: bool
+    locator: Locator
 
     def __del__(self) -> None:
         try:
@@ -155,7 +165,7 @@ class Locator(ContextDecorator):
             raise
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         self._active = False
         try:
             self._mode.__exit__(*exc)
@@ -184,7 +194,7 @@ class Locator(ContextDecorator):
             self._last_save[p.chain[0][:2]] = p.seq
         gf = t.grad_fn
         p.is_output = gf is not None and _next_seq is not None and gf._sequence_nr() == _next_seq() - 1
-        p.grad_fn_name = gf.name() if p.is_output else None
+        p.grad_fn_name = gf.name() if p.is_output and gf is not None else None
         p.output_nr = t.output_nr
         # without the sequence number an output cannot be told apart: detach all (no cycle, a terser message)
         p.tensor = t if _next_seq is not None and not p.is_output else t.detach()
@@ -265,10 +275,11 @@ def explain(fn: Callable[..., Any], *args: Any, user: str | Callable[[str], bool
         with loc:
             fn(*args, **kwargs)
     except RuntimeError as e:
-        if report_of(e) is None:
+        report = report_of(e)
+        if report is None:
             raise
-        _show(report_of(e), suggest)
-        return report_of(e)
+        _show(report, suggest)
+        return report
     if loc.report is not None:  # fn caught the error itself; still say what happened
         _show(loc.report, suggest)
     return loc.report

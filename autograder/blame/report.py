@@ -76,7 +76,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         t = self.tensor
-        unseen = {"op": None, "file": None, "line": None, "code": None, "function": None, "chain": []}
+        unseen: dict[str, Any] = {"op": None, "file": None, "line": None, "code": None, "function": None, "chain": []}
         return {
             "culprit": self.culprit.to_json() if self.culprit else unseen,
             "saved_by": self.saved_by.to_json() | {"saved_as": self.saved_as, "line_ran_again": self.line_ran_again},

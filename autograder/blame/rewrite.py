@@ -8,6 +8,9 @@ verification, not the rule, decides what is written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 import libcst as cst
 
 from .construct import callee_name, drop_inplace, inplace_argument, without_argument
@@ -23,12 +26,13 @@ OUT_OF_PLACE = frozenset(
 """In-place methods `x_` whose out-of-place twin `x` takes the same arguments (on `torch.Tensor`; `hardtanh`,
 `leaky_relu` and `threshold` in `torch.nn.functional`)."""
 
-_AUG_TO_BINARY = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
-                  cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide,
-                  cst.ModuloAssign: cst.Modulo, cst.PowerAssign: cst.Power,
-                  cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.BitAndAssign: cst.BitAnd,
-                  cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
-                  cst.LeftShiftAssign: cst.LeftShift, cst.RightShiftAssign: cst.RightShift}
+_AUG_TO_BINARY: dict[type[cst.BaseAugOp], Callable[[], cst.BaseBinaryOp]] = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide,
+    cst.ModuloAssign: cst.Modulo, cst.PowerAssign: cst.Power,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.BitAndAssign: cst.BitAnd,
+    cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
+    cst.LeftShiftAssign: cst.LeftShift, cst.RightShiftAssign: cst.RightShift}
 
 
 def write_rewrites(c: Culprit, src: Source, stmt: cst.SimpleStatementLine) -> list[Rewrite]:
@@ -68,8 +72,9 @@ def clone_saved(c: Culprit, read: Read) -> list[Rewrite]:
 
 
 def _clone_made(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: cst.BaseSmallStatement) -> list[Rewrite]:
-    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
-    if isinstance(target, (cst.Name, cst.Attribute)) and isinstance(small.value, cst.Call):  # type: ignore[union-attr]
+    assign = small if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+    target = assign.targets[0].target if assign is not None else None
+    if assign is not None and isinstance(target, (cst.Name, cst.Attribute)) and isinstance(assign.value, cst.Call):
         name = plain_code(target)
         copy = statement(f"{name} = {name}.clone()\n")
         why = (f"Later code writes into the output of `{src.code(small).strip()}` through another name (a view, "
@@ -80,10 +85,10 @@ def _clone_made(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: c
     calls = [call for call in walk(small, cst.Call) if saver and callee_name(call) == saver]
     if not calls:
         return []
-    copy = cst.Call(func=cst.Attribute(value=calls[0], attr=cst.Name("clone")))
+    cloned = cst.Call(func=cst.Attribute(value=calls[0], attr=cst.Name("clone")))
     why = (f"Later code writes, through another name, into the tensor `{plain_code(calls[0])}` made and saved for "
-           f"backward; `{plain_code(copy)}` hands that code a copy, and backward keeps the original.")
-    return [Rewrite("clone_saved", c.saved_file or "", src.edited({calls[0]: copy}), why)]
+           f"backward; `{plain_code(cloned)}` hands that code a copy, and backward keeps the original.")
+    return [Rewrite("clone_saved", c.saved_file or "", src.edited({calls[0]: cloned}), why)]
 
 
 def _clone_read(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: cst.BaseSmallStatement,
@@ -101,7 +106,8 @@ def _clone_read(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: c
     found = []
     for code in chosen[:MAX_READS]:
         nodes = reads[code]
-        new = {n: cst.Call(func=cst.Attribute(value=n, attr=cst.Name("clone"))) for n in nodes}
+        new: dict[cst.CSTNode, cst.CSTNode] = {
+            n: cst.Call(func=cst.Attribute(value=n, attr=cst.Name("clone"))) for n in nodes}
         why = (f"`{src.code(small).strip()}` (line {c.at(c.saved_line)}) saved `{code}` for backward as it read it, and "
                f"`{c.method}` later writes into `{code}`; `{code}.clone()` there gives backward its own copy, and "
                f"the write still reaches `{code}`.")
@@ -113,10 +119,10 @@ MAX_READS = 3
 """Names tried for a copy at the saving line's read."""
 
 
-def _tensor_reads(value: cst.BaseExpression) -> dict[str, list[cst.CSTNode]]:
+def _tensor_reads(value: cst.BaseExpression) -> dict[str, list[cst.BaseExpression]]:
     """The names and attribute chains a saving expression reads as data: call arguments, operands, the
     object of a method call or a subscript (`q @ self.k.transpose(-1, -2)` reads `q` and `self.k`), by code."""
-    found: dict[str, list[cst.CSTNode]] = {}
+    found: dict[str, list[cst.BaseExpression]] = {}
     for node in walk(value, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation)):
         if isinstance(node, cst.Call):
             parts = [a.value for a in node.args]
@@ -205,7 +211,7 @@ def _inplace_call(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small:
     behind = _behind_autograd(receiver)
     if twin is not None and alone and behind is not None and isinstance(call.func, cst.Attribute):
         new = cst.Assign(targets=[cst.AssignTarget(target=behind)],
-                         value=twin.with_changes(func=twin.func.with_changes(value=behind)))  # type: ignore[union-attr]
+                         value=twin.with_changes(func=twin.func.with_changes(value=behind)))
         found.append(Rewrite("out_of_place", c.file, src.edited({small: new}),
                              f"`{plain_code(call)}` changes `{plain_code(behind)}` behind autograd's back (its version "
                              f"counter still changes, so backward fails, and its gradient would ignore the change); "
@@ -213,7 +219,8 @@ def _inplace_call(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small:
                              f"accounts for it."))
     named = isinstance(receiver, (cst.Name, cst.Attribute)) and behind is None
     if twin is not None and alone and named:
-        new = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=twin)
+        # named: the receiver is a Name or an Attribute
+        new = cst.Assign(targets=[cst.AssignTarget(target=cast("cst.Name | cst.Attribute", receiver))], value=twin)
         found.append(Rewrite("out_of_place", c.file, src.edited({small: new}),
                              f"`{plain_code(call)}` overwrote {c.saved()}; `{plain_code(new)}` computes the same "
                              f"values into a new tensor."))
@@ -228,7 +235,7 @@ def _inplace_call(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small:
     return found
 
 
-def _behind_autograd(receiver: cst.BaseExpression | None) -> cst.BaseExpression | None:
+def _behind_autograd(receiver: cst.BaseExpression | None) -> cst.Name | cst.Attribute | None:
     """`x` for `x.detach()` and `x.data`: a name the write reaches behind autograd's back."""
     if isinstance(receiver, cst.Call) and not receiver.args and isinstance(receiver.func, cst.Attribute) and (
             receiver.func.attr.value == "detach" and isinstance(receiver.func.value, (cst.Name, cst.Attribute))):
@@ -239,7 +246,7 @@ def _behind_autograd(receiver: cst.BaseExpression | None) -> cst.BaseExpression 
     return None
 
 
-def _twin(call: cst.Call) -> cst.BaseExpression | None:
+def _twin(call: cst.Call) -> cst.Call | None:
     base = (callee_name(call) or "")[:-1]  # zero_, fill_, copy_: no twin keeps the graph; they write into a copy
     if base not in OUT_OF_PLACE or not isinstance(call.func, (cst.Attribute, cst.Name)):
         return None
@@ -274,6 +281,7 @@ def _clone_first(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, base: c
 def written_name(stmt: cst.SimpleStatementLine) -> str | None:
     """The name a statement writes through: `h` in `h += 1`, `x` in `x[0] = 0`, `t` in `t.mul_(2)`."""
     small = stmt.body[0] if len(stmt.body) == 1 else None
+    target: cst.BaseExpression | None
     if isinstance(small, cst.AugAssign):
         target = _base(small.target)
     elif isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Subscript):
@@ -281,8 +289,8 @@ def written_name(stmt: cst.SimpleStatementLine) -> str | None:
     elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
         call = small.value
         out = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "out"]
-        method = isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_")
-        target = out[0] if out else call.func.value if method else None  # type: ignore[union-attr]
+        method = call.func if isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_") else None
+        target = out[0] if out else method.value if method is not None else None
     else:
         return None
     return plain_code(target) if isinstance(target, (cst.Name, cst.Attribute)) else None

@@ -179,6 +179,7 @@ class Overrides(importlib.abc.MetaPathFinder):
                 continue
             origin = spec.origin and os.path.realpath(spec.origin)
             if origin in self.texts and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+                assert spec.origin is not None  # its real path is one of the texts'
                 spec.loader = _TextLoader(name, spec.origin, self.texts[origin])
             return spec
         return None

@@ -19,6 +19,8 @@ to the parameters the next optimizer steps; otherwise, words.
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from .cst_edit import Source, expression, names_read, parsed, plain_code, statement, walk
@@ -26,7 +28,7 @@ from .culprit import Culprit, Read, Rewrite
 
 
 def is_step(code: str | None) -> bool:
-    return bool(code) and ".step(" in code
+    return code is not None and ".step(" in code
 
 
 def step_words(c: Culprit, step: str, later: tuple[str, int] | None) -> str:
@@ -181,7 +183,8 @@ def _flat_targets(node: cst.BaseExpression) -> list[str]:
     return [plain_code(node)] if isinstance(node, (cst.Name, cst.Attribute)) else []
 
 
-def _anchor(src: Source, carrier: cst.SimpleStatementLine, step: cst.SimpleStatementLine | None) -> cst.BaseStatement:
+def _anchor(src: Source, carrier: cst.SimpleStatementLine,
+            step: cst.SimpleStatementLine | None) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
     """Where the detach goes: before the statement of the training loop's body that holds the carrier (the
     carrier itself, or an inner time loop around it); before the carrier when the step is elsewhere."""
     if step is None:
@@ -193,7 +196,8 @@ def _anchor(src: Source, carrier: cst.SimpleStatementLine, step: cst.SimpleState
         if parent is None:
             return carrier
         if isinstance(parent, cst.IndentedBlock) and src.parents.get(parent) in step_loops:
-            return node  # type: ignore[return-value]
+            # a statement of a block: a simple statement line or a compound statement (libcst's two statements)
+            return cast("cst.SimpleStatementLine | cst.BaseCompoundStatement", node)
         node = parent
 
 

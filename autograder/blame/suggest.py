@@ -73,11 +73,12 @@ def culprit_of(report: Any) -> Culprit | None:
     """The rules' view of a report; None when the culprit was not seen. Tolerates any JSON a worker sent."""
     if not isinstance(report, dict) or not isinstance(report.get("culprit"), dict):
         return None
-    c, saved = report["culprit"], report.get("saved_by") if isinstance(report.get("saved_by"), dict) else {}
+    c: dict[str, Any] = report["culprit"]
+    saved: dict[str, Any] = report["saved_by"] if isinstance(report.get("saved_by"), dict) else {}
     if not (isinstance(c.get("op"), str) and isinstance(c.get("file"), str) and isinstance(c.get("line"), int)
             and len(c["op"]) <= MAX_NAME and len(c["file"]) <= MAX_NAME and 0 < c["line"] < 10**9):
         return None
-    mods = report.get("modifications") if isinstance(report.get("modifications"), list) else []
+    mods: list[Any] = report["modifications"] if isinstance(report.get("modifications"), list) else []
     on_line = tuple(m["op"] for m in mods[:MAX_SITES] if isinstance(m, dict) and isinstance(m.get("op"), str)
                     and len(m["op"]) <= MAX_NAME and m.get("file") == c["file"] and m.get("line") == c["line"])
     return Culprit(op=c["op"], file=c["file"], line=c["line"],

@@ -442,17 +442,18 @@ def _says_versions(scenarios: tuple[str, ...]) -> Rule:
             if not isinstance(message, str):
                 return checks.missing(ev, pair, MESSAGE, "The error's message")
             found, expected = expected_versions(pair.trial.scenario, pair.inputs)
-            said = VERSIONS.search(message)
-            if said is None:
+            versions = VERSIONS.search(message)
+            if versions is None:
                 text = ("the RuntimeError does not say the versions in PyTorch's words: write "
                         "`is at version N; expected version M`, N the version now and M the one at pack time")
                 return failed(f"In {pair.label}: {change}; {text}.", f"{change}; {text}")
-            if (int(said[1]), int(said[2])) != (found, expected):
+            if (int(versions[1]), int(versions[2])) != (found, expected):
                 text = ("the RuntimeError names other versions than the tensor's: N is the version the tensor is "
                         "at when unpack_hook runs, M the one it was at when pack_hook ran (above 0 where it was "
                         "changed before it was saved)")
-                return failed(f"In {pair.label}: {change}; it said version {said[1]}, expected {said[2]}, but the "
-                              f"tensor is at version {found}, saved at {expected}: {text}.", f"{change}; {text}")
+                return failed(f"In {pair.label}: {change}; it said version {versions[1]}, expected {versions[2]}, "
+                              f"but the tensor is at version {found}, saved at {expected}: {text}.",
+                              f"{change}; {text}")
         return PASS
 
     return Rule(evaluate, scenarios, (RAISED, MESSAGE))

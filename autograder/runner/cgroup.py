@@ -49,20 +49,22 @@ class SlotCgroup:
         return True
 
     def _set_memory(self, value: str) -> None:
+        memory = self.memory
+        assert memory is not None  # both callers check it first
         if self.v2:
-            (self.memory / "memory.max").write_text(value)
-            swap = self.memory / "memory.swap.max"
+            (memory / "memory.max").write_text(value)
+            swap = memory / "memory.swap.max"
             if swap.exists():
                 swap.write_text("0")
             return
-        memsw = self.memory / "memory.memsw.limit_in_bytes"  # with swap accounting: at least the memory limit
+        memsw = memory / "memory.memsw.limit_in_bytes"  # with swap accounting: at least the memory limit
         order = ["memory.limit_in_bytes", memsw.name]
         if memsw.exists() and value == "-1":
             order.reverse()  # raising: memory and swap first
         for name in order:
             if name == memsw.name and not memsw.exists():
                 continue
-            (self.memory / name).write_text(value)
+            (memory / name).write_text(value)
 
     def remove(self) -> None:
         for folder in self.folders:

@@ -24,12 +24,12 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import repeat
 from operator import attrgetter, is_
 from pathlib import Path
 from types import CodeType, FunctionType, ModuleType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..call import Call
 from ..outcome import RunReport
@@ -126,8 +126,9 @@ an optimizer's first step: `torch.manual_seed = torch._disable_dynamo(torch.manu
 not load dynamo before its snapshot (one that grades no exercise whose trials step an optimizer) meets that
 in a job whose answer steps one. Accepted only as exactly that: torch's own wrapper, around the snapshot's
 own function (`Snapshot.rebound_by_torch`)."""
-DYNAMO_PATCHES = {("torch.nn.Module", "__init__"): ("patched_init", "init"),
-                  ("torch.nn.Module", "__setstate__"): ("patched_setstate", "setstate")}
+DYNAMO_PATCHES: dict[tuple[str | None, str], tuple[str, str]] = {
+    ("torch.nn.Module", "__init__"): ("patched_init", "init"),
+    ("torch.nn.Module", "__setstate__"): ("patched_setstate", "setstate")}
 """What torch.compile's first compilation rebinds (torch/_dynamo/mutation_guard.py,
 install_generation_tagging_init): nn.Module's __init__ and __setstate__, each wrapped by a function of that
 file that calls the original and tags the module. Accepted only as exactly that: a function whose code is that
@@ -149,10 +150,11 @@ class Snapshot:
     def __init__(self) -> None:
         modules, spaces = _modules()
         self.modules = modules
-        groups: dict[int, tuple[dict, list]] = {}
+        groups: dict[int, tuple[Mapping[str, Any], list]] = {}
         self.labels: dict[int, str] = {}
         for name, space in [*modules.items(), *spaces.items()]:
-            namespace = vars(space)  # a class's is a new proxy at each call: this one is kept, and labelled
+            # a class's is a new proxy at each call: this one is kept, and labelled
+            namespace: Mapping[str, Any] = vars(space)
             self.labels[id(namespace)] = name
             resets = FORK_RESETS.get(getattr(space, "__name__", ""), set())
             for key, value in list(namespace.items()):
@@ -338,6 +340,7 @@ class Seal:
             problem = self._problem(call, threads_before, deep=phase_ends)
             if problem is not None:
                 break
+            assert call is not None  # _problem names a step that made no call
             sent = None
             if type(call.error) is StopIteration:  # the last step: its value is the report
                 # Fetched even when the answer has already failed: hidden inputs that are no longer there to

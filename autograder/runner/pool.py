@@ -26,7 +26,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..status import Status
 from . import Job, cgroup
@@ -150,6 +150,7 @@ class Slot:
             subprocess.Popen, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, cwd="/", preexec_fn=preexec,
         ).result()
+        assert self.proc.stdout is not None  # stdout=PIPE
         self.channel = _Channel(self.proc.stdout.fileno())
         self.ready = False
 
@@ -204,6 +205,8 @@ class Slot:
         request = {"job": len(payload), "hidden": len(hidden), "token": token, "timeout": job.timeout,
                    "memory": limits.memory, "processes": None if self.memory_bounded else limits.processes,
                    "file_size": limits.file_size, "output": limits.output, "report": limits.report}
+        # run() starts the worker first
+        assert self.proc is not None and self.proc.stdin is not None and self.channel is not None
         try:
             self.proc.stdin.write(frame(json.dumps(request).encode()) + payload + hidden)
             self.proc.stdin.flush()
@@ -211,7 +214,7 @@ class Slot:
             return None
         line = self.channel.line(job.timeout + WATCHDOG_GRACE)
         try:
-            head = json.loads(line) if line is not None else None
+            head: Any = json.loads(line) if line is not None else None  # None: the TypeError below
             sizes = (int(head["report"]), int(head["stdout"]))
         except (ValueError, TypeError, KeyError):
             return None

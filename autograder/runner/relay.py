@@ -31,6 +31,7 @@ import signal
 import socket
 import sys
 import time
+from typing import Any
 
 from . import scratch as scratch_folder
 from .fdio import frame, read_exactly, read_frame
@@ -210,11 +211,12 @@ def serve(control: socket.socket, scratch: str) -> None:
     _answer(reply, {"ready": True, "pid": os.getpid(), **json.loads(hello)}, [])
     while True:
         head = read_frame(0, MAX_HEADER)
-        request = json.loads(head) if head else None
+        request: Any = json.loads(head) if head else None
         job = read_exactly(0, int(request["job"])) if request else None
         hidden = read_exactly(0, int(request["hidden"])) if job is not None else None
         if hidden is None:
             return
+        assert job is not None  # hidden is read only after it
         answer = _run(request, job, hidden, control)
         del job, hidden
         if answer is None:

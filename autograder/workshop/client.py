@@ -132,7 +132,9 @@ def join(url: str | None = None, *, seat: str = "", share_line: bool = False, sh
 
 
 def _empty(exercise: str, status: str) -> dict:
-    return {"v": VERSION, "pseudonym": _session.pseudonym, "secret": _session.secret, "exercise": exercise,
+    session = _session
+    assert session is not None  # called once joined
+    return {"v": VERSION, "pseudonym": session.pseudonym, "secret": session.secret, "exercise": exercise,
             "status": status, "checks": []}
 
 
@@ -184,6 +186,7 @@ def _send(data: dict) -> None:
     """Queues one report and prints in one line whether it arrived (waiting at most WAIT seconds)."""
     global _sender
     session = _session
+    assert session is not None  # called once joined
     if _sender is None:
         _sender = Sender()
     down, earlier = _sender.down_since, _sender.pending
@@ -216,8 +219,9 @@ def install(check: Any, before: list, after: list, stopped: list) -> None:
 def before_check(exercise: str) -> None:
     """Called by check() before it runs: a marker, so that a kernel that dies in the check is reported."""
     try:
-        if _current() is not None and _session.room:
-            identity.checking(_session.room, exercise)
+        session = _current()
+        if session is not None and session.room:
+            identity.checking(session.room, exercise)
     except Exception:  # noqa: BLE001, S110 - a report must never break a check
         pass
 

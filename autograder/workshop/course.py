@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ..catalog import exercise_ids
 
@@ -82,7 +83,8 @@ def _python_errors() -> set[str]:
 def load(path: Path = DATA) -> Course:
     """course.json, checked; an exercise of the course that it lacks is still accepted (its check names by
     pattern only, no misconceptions) until `autograder workshop misconceptions` is run again."""
-    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"format": FORMAT, "exercises": {}}
+    data: dict[str, Any] = (json.loads(path.read_text(encoding="utf-8")) if path.is_file()
+                            else {"format": FORMAT, "exercises": {}})
     if data.get("format") != FORMAT:
         raise ValueError(f"{path}: format {data.get('format')!r}, expected {FORMAT}")
     ids = exercise_ids()

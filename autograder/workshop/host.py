@@ -22,8 +22,10 @@ import re
 import time
 import unicodedata
 from pathlib import Path
+from typing import cast
 
 from tornado import web
+from tornado.http1connection import HTTP1Connection
 
 from .net import LOOPBACK, TRUSTABLE
 from .server import Base
@@ -109,7 +111,8 @@ class StateHandler(HostBase):
                 await ws.changes.wait(timeout=datetime.timedelta(seconds=deadline - time.monotonic()))
             except asyncio.CancelledError:
                 return
-        if self.request.connection.stream.closed():
+        # a request this server is serving: its connection is tornado's HTTP/1 connection
+        if cast(HTTP1Connection, self.request.connection).stream.closed():
             return
         self.set_header("Content-Type", "application/json")
         self.finish(self.render_state(view, role))
@@ -134,8 +137,8 @@ class SpotlightHandler(HostBase):
         if line_id is None and misconception is None:
             ws.spotlight = None
         elif isinstance(misconception, str) and misconception in ws.config.course.by_id:
-            found = ws.config.course.by_id[misconception]
-            ws.spotlight = {"kind": "misconception", **found.to_json()}
+            known = ws.config.course.by_id[misconception]
+            ws.spotlight = {"kind": "misconception", **known.to_json()}
         else:
             found = ws.store.line(line_id) if isinstance(line_id, str) and re.fullmatch(r"[0-9a-f]{16}", line_id) else None
             if found is None:

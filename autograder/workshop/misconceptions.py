@@ -62,6 +62,7 @@ def _data_write_is_silent_and_wrong() -> bool:
         return False
     y.sum().backward()
     right = torch.sigmoid(x.detach()) * (1 - torch.sigmoid(x.detach()))
+    assert x.grad is not None  # a leaf that requires grad, after backward
     return not torch.allclose(x.grad, right)
 
 
@@ -203,7 +204,9 @@ def build() -> dict:
     bad = [e.text[:40] for e in EXPLANATIONS if not e.proof()]
     if bad:
         raise RuntimeError(f"an explanation no longer holds on torch {torch.__version__}: {bad}")
-    exercises, errors, ops = {}, set(), inplace_ops()
+    exercises: dict[str, dict] = {}
+    errors: set[str] = set()
+    ops = inplace_ops()
     for exercise_id in exercise_ids():
         exercises[exercise_id], seen_errors, seen_ops = exercise_entry(exercise_id)
         errors, ops = errors | seen_errors, ops | seen_ops

@@ -12,6 +12,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Literal, overload
 
 from ..status import Status
 
@@ -91,6 +92,12 @@ def clean_feedback(text: str) -> str:
     return "\n".join(line.rstrip() for line in lines)[:MAX_FEEDBACK]
 
 
+@overload
+def _text(data: dict, key: str, limit: int, pattern: re.Pattern | None = None, optional: Literal[False] = False,
+          newlines: bool = False) -> str: ...
+@overload
+def _text(data: dict, key: str, limit: int, pattern: re.Pattern | None = None, *, optional: bool,
+          newlines: bool = False) -> str | None: ...
 def _text(data: dict, key: str, limit: int, pattern: re.Pattern | None = None, optional: bool = False,
           newlines: bool = False) -> str | None:
     value = data.get(key)

@@ -131,8 +131,10 @@ class Store:
     def add(self, pseudonym: str, secret: str | None, seat: str, now: float) -> int:
         cursor = self.db.execute("INSERT INTO participants (pseudonym, secret, seat, joined, last_seen) "
                                  "VALUES (?, ?, ?, ?, ?)", (pseudonym, _hash(secret) if secret else None, seat, now, now))
-        self._changed(cursor.lastrowid)
-        return cursor.lastrowid
+        pid = cursor.lastrowid
+        assert pid is not None  # an INSERT that succeeded sets it
+        self._changed(pid)
+        return pid
 
     def join(self, seat: str, pseudonym: str | None, secret: str | None, now: float, cap: int,
              gone_minutes: float) -> tuple[str, str | None]:

@@ -18,6 +18,7 @@ import json
 import statistics
 from collections import Counter
 from functools import lru_cache
+from typing import Any, cast
 
 from .course import Course
 from .storage import Store, Thresholds
@@ -61,7 +62,10 @@ def state(store: Store, course: Course, now: float, thresholds: Thresholds, view
     rows = [r for r in store.progress() if r["exercise"] in course.exercises]
     cells: dict[str, Counter] = {e: Counter() for e in course.exercises}
     minutes: dict[str, list[float]] = {e: [] for e in course.exercises}
-    stuck, checks, ops, wrong = [], Counter(), Counter(), Counter()
+    stuck: list[tuple[float, Any]] = []
+    checks: Counter[tuple[str, str]] = Counter()
+    ops: Counter[tuple[str, str]] = Counter()
+    wrong: Counter[str] = Counter()
     for row in rows:
         kind = category(row)
         if kind == "passed":
@@ -102,7 +106,9 @@ def state(store: Store, course: Course, now: float, thresholds: Thresholds, view
     }
     if view in ("helper", "controls"):
         out["stuck_people"] = [_person_row(row, people[row["pid"]], now, course) for _, row in stuck[:SHOWN_STUCK]]
-        out["notes"] = sorted(({"seat": s, "pseudonym": p, "note": f, "minutes": round((now - t) / 60, 1)}
+        # flag_t is set with the flag (Store.seen), so t is a time wherever f is a note
+        out["notes"] = sorted(({"seat": s, "pseudonym": p, "note": f,
+                                "minutes": round((now - cast(float, t)) / 60, 1)}
                                for pid, (p, s, _, f, t) in people.items() if f and pid in here),
                               key=lambda n: -n["minutes"])
         everyone: dict[int, dict] = {pid: {"pseudonym": p, "seat": s, "here": pid in here, "cells": {}}
