@@ -115,7 +115,7 @@ def check(exercise_id: str, *, timeout: float | None = None, history: list[str] 
         _call(AFTER_STOP, exercise_id, stop)
         print(f"Self-check stopped ({stop}): no result.")
         return
-    check.last = found  # type: ignore[attr-defined]  # a function's attribute: the notebook's one handle on it
+    check.last = found  # type: ignore[attr-defined]  # a function's attribute: the notebook's one handle on the last self-check
     for note in found.notes:
         print(f"Note: {note}")
     if found.result is None:
@@ -134,7 +134,7 @@ def _call(hooks: list, *args: Any) -> None:
             pass
 
 
-check.last = None  # type: ignore[attr-defined]
+check.last = None  # type: ignore[attr-defined]  # see check() above
 
 
 def outside_names(code: str, namespace: Mapping[str, Any]) -> list[str]:

@@ -123,7 +123,9 @@ class Search:
             self.repair.kept, self.repair.verification, texts = found
             self.repair.texts = {p: t for p, t in texts.items()}
             for p in texts:
-                self.repair.originals[p] = self.sources.file(str(p)).text  # type: ignore[union-attr]
+                original = self.sources.file(str(p))
+                assert original is not None, p  # _solve rewrote only files it could read
+                self.repair.originals[p] = original.text
                 self.repair.shown[p] = self.sources.shown(p)
         return self.repair
 
@@ -148,7 +150,8 @@ class Search:
                 self.repair.tried.append((s, refused))
                 continue
             ref = self._reference(mode, now_sites)
-            new_texts = {**texts, path: s.rewrite.text}  # type: ignore[union-attr]
+            assert s.rewrite is not None  # path is None for a suggestion without a rewrite
+            new_texts = {**texts, path: s.rewrite.text}
             self.progress(f"trying ({s.kind}) {s.file}:{s.line} ...")
             self.runs += 1
             verification, recording = verify(self.program.rewritten({str(p): t for p, t in new_texts.items()}), ref,

@@ -91,7 +91,7 @@ class ScratchFolder:
                 self.make_writable(path, final=True, truncate=True)
             return write(obj, f, *args, **kwargs)
 
-        checked.__wrapped__ = write  # type: ignore[attr-defined]
+        checked.__wrapped__ = write  # type: ignore[attr-defined]  # functools' convention, which inspect.unwrap follows
         return checked
 
 

@@ -14,7 +14,7 @@ are right (the gate): the report's `.data` clamp, which runs, earns nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -36,7 +36,7 @@ def _drawer(shape: tuple[int, ...] | tuple[tuple[int, int], ...], scale: float =
     """shape: sizes, or (low, high) ranges to draw them from per salt."""
 
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
-        size = _sizes(g, *shape) if isinstance(shape[0], tuple) else shape  # type: ignore[arg-type]
+        size = _sizes(g, *cast(tuple[tuple[int, int], ...], shape)) if isinstance(shape[0], tuple) else shape
         logits = torch.randn(size, generator=g, dtype=torch.float64) * scale
         target = (torch.randn(size, generator=g, dtype=torch.float64) * 1.5).softmax(dim=-1)  # soft labels
         eps = 0.005 + 0.045 * torch.rand((), generator=g, dtype=torch.float64).item()
