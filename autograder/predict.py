@@ -145,17 +145,20 @@ def marks(prediction: Prediction, outcome: CellRun) -> list[Mark]:
         happened = (f"it raised {outcome.error} ({first[:120]}), not the in-place error; if that was not the "
                     "failure cell, run the failure cell, then this one.")
     out = [_mark("raises", prediction.raises, prediction.raises is (outcome.error is not None), happened)]
+    asked_when = _given(prediction.when)  # only three failure cells ask when; the others' templates have no slot
     if at_write:
-        out.append(_mark("when", prediction.when, prediction.when == "write", "at the write, in forward: "
-                         "autograd refuses the in-place op before any backward runs."))
+        if asked_when:
+            out.append(_mark("when", prediction.when, prediction.when == "write", "at the write, in forward: "
+                             "autograd refuses the in-place op before any backward runs."))
         none = "this error names no saved tensor and no versions: nothing was saved and checked yet."
         out += [_mark(p, getattr(prediction, p), False, none) for p in ("tensor", "found", "expected")
                 if _given(getattr(prediction, p))]
         return out
     if said is None:
         return out
-    out.append(_mark("when", prediction.when, prediction.when == "backward", "at backward: the write itself "
-                     "was allowed, and backward found a saved tensor at another version."))
+    if asked_when:
+        out.append(_mark("when", prediction.when, prediction.when == "backward", "at backward: the write itself "
+                         "was allowed, and backward found a saved tensor at another version."))
     out.append(_tensor_mark(prediction.tensor, said))
     meaning = {"found": "the version the tensor is at now, when backward reads it",
                "expected": "the version it was at when it was saved"}

@@ -25,8 +25,8 @@ def judged(prediction, message, error="RuntimeError"):
 @pytest.mark.parametrize("message", [RELU_2_13, RELU_OLDER], ids=["torch 2.13", "older"])
 @pytest.mark.parametrize("tensor", ["output 0 of Relu", "relu's output", "F.relu", "ReluBackward0", (2, 4, 8, 8)])
 def test_a_right_prediction_in_either_wording(message, tensor):
-    assert judged(Prediction(True, tensor, 1, 0), message) == {**dict.fromkeys(("raises", "tensor", "found", "expected"), True),
-                                                               "when": None}
+    # The template of a failure at backward has no when= slot: a prediction without one is not judged on it.
+    assert judged(Prediction(True, tensor, 1, 0), message) == dict.fromkeys(("raises", "tensor", "found", "expected"), True)
     assert judged(Prediction(True, tensor, 1, 0, when="backward"), message)["when"] is True
     assert judged(Prediction(True, tensor, 1, 0, when="write"), message)["when"] is False
 
@@ -60,8 +60,7 @@ def test_a_tensor_without_grad_fn_is_named_by_its_shape():
 def test_no_error_and_other_errors():
     assert judged(Prediction(False), "", error=None) == {"raises": True}
     assert judged(Prediction(True, "relu", 1, 0), "", error=None) == {"raises": False}
-    assert judged(Prediction(False), RELU_2_13) == {"raises": False, "when": None, "tensor": None, "found": None,
-                                                     "expected": None}
+    assert judged(Prediction(False), RELU_2_13) == {"raises": False, "tensor": None, "found": None, "expected": None}
     text = feedback(Prediction(True), CellRun("NameError", "name 'block' is not defined"))
     assert "NameError (name 'block' is not defined), not the in-place error" in text and "run the failure cell" in text
 
@@ -193,3 +192,12 @@ def test_only_the_parts_a_cell_asks_for_are_to_fill_in(capsys):
     assert "Prediction noted (raises=True, when='write')" in capsys.readouterr().out
     with pytest.raises(TypeError, match="when is"):
         predict(raises=True, when="later")
+
+
+def test_when_is_judged_only_where_the_template_asks_for_it():
+    """Nine failure cells' templates have no when= slot: their reveal prints no `when` row to fill in."""
+    text = feedback(Prediction(True, "output 0 of Relu", 1, 0), CellRun("RuntimeError", RELU_2_13))
+    assert not any(line.split()[:1] == ["when"] for line in text.splitlines()), text
+    assert "4 of 4 predicted parts right." in text
+    asked = feedback(Prediction(True, "output 0 of Relu", 1, 0, when="write"), CellRun("RuntimeError", RELU_2_13))
+    assert "4 of 5 predicted parts right." in asked
