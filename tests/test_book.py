@@ -31,11 +31,13 @@ import jupytext
 import nbformat
 import pytest
 import yaml
+from bs4 import BeautifulSoup
 from myst_nb.core.read import read_myst_markdown_notebook
 from nbclient import NotebookClient
 from traitlets.config import Config
 
 from autograder.assign import setup_cell
+from autograder.exercises import get
 from tests.browser import CHROMIUM, open_browser, serve, visit
 from tests.conftest import EXERCISE_NOTEBOOKS, ROOT
 
@@ -290,6 +292,24 @@ def status_of(url: str) -> int:
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
+
+
+ERROR_LINE = re.compile(r"^(\w+(?:Error|Exception)): (.*)$", re.MULTILINE)
+
+
+@pytest.mark.parametrize("path", sorted(EXERCISE_NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_an_exercise_page_shows_its_failure_cells_real_error(site, path):
+    """A reader of the site, who runs nothing, sees the error the exercise is about: the page's failure cell
+    (tagged raises-exception) was run by the build and shows the error that the exercise's failure matches."""
+    exercise = get(nbformat.read(path, as_version=4).metadata["autograder"]["exercise"])
+    page = BeautifulSoup((site / "exercises" / f"{path.stem}.html").read_text(), "html.parser")
+    failures = page.select(".cell.tag_raises-exception")
+    assert failures, f"{path.stem}: no failure cell on the page"
+    for cell in failures:
+        output = cell.select_one(".cell_output")
+        assert output is not None, f"{path.stem}: the failure cell shows no output"
+        said = ERROR_LINE.findall(output.get_text())
+        assert said and exercise.failure.matches(*said[-1]), f"{path.stem}: {said[-1:] or output.get_text()[-500:]}"
 
 
 @pytest.mark.slow
