@@ -32,7 +32,8 @@ _REGION = re.compile(
     r"^(?P<indent>[ \t]*)### BEGIN (?P<kind>SOLUTION|HIDDEN)[^\n]*\n(?P<body>.*?)^[ \t]*### END (?P=kind)[^\n]*(\n|$)",
     re.MULTILINE | re.DOTALL,
 )
-TODO = "{indent}# TODO: your fix goes here (see the task above).\n{indent}raise NotImplementedError(\"TODO: replace this line with your fix\")\n"
+TODO = ("{indent}# TODO: your fix goes here (see the task above).\n"
+        "{indent}raise NotImplementedError(\"TODO: replace this line with your fix\")\n")
 
 
 SETUP_TAG = "setup"
@@ -183,7 +184,8 @@ def assign(solutions: Path, exercises: Path, check: bool = False, only: tuple[st
             write_atomically(target, text)
     if check and not only:
         expected = {s.name for s in sources}
-        drifts += [Drift(p, "has no solution notebook") for p in sorted(exercises.glob("*.ipynb")) if p.name not in expected]
+        drifts += [Drift(p, "has no solution notebook") for p in sorted(exercises.glob("*.ipynb"))
+                   if p.name not in expected]
     return drifts
 
 

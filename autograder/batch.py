@@ -93,7 +93,8 @@ class Preparations:
         return thread
 
 
-def grade_file(path: Path, name: str, settings: Settings, runner: Runner, preparations: Preparations | None = None) -> Result:
+def grade_file(path: Path, name: str, settings: Settings, runner: Runner,
+               preparations: Preparations | None = None) -> Result:
     """One submission, whatever state it is in, to a Result. Never raises: a file that cannot be graded is
     `malformed` (with a message the student can act on), and any other exception, the grader's fault, is
     `grader_error` with its traceback kept (never a 0 for the student)."""

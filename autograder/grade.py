@@ -133,7 +133,8 @@ class _Judge:
 
     def __init__(self, exercise: Exercise, report: RunReport, reference: dict[str, Outcome],
                  trials: tuple[Trial, ...], inputs: dict[str, Inputs], answer: str | None):
-        self.exercise, self.report, self.reference, self.inputs, self.answer = exercise, report, reference, inputs, answer
+        self.exercise, self.report, self.reference = exercise, report, reference
+        self.inputs, self.answer = inputs, answer
         self.public = tuple(t for t in trials if exercise.scenario(t.scenario).public)
         self.hidden = tuple(t for t in trials if not exercise.scenario(t.scenario).public)
         self.seen = Seen.of(o.error for t in self.public if (o := report.outcomes.get(t.key)) and o.error)

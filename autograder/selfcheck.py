@@ -75,14 +75,15 @@ def self_check(exercise_id: str, *, history: list[str] | None = None, namespace:
         namespace = shell.user_ns if shell is not None else vars(sys.modules["__main__"])
     answers = last_run_answers(history)
     if not answers:
-        notes: tuple[str, ...] = ("check() found no answer cell among the cells you ran (an answer cell's first line says "
-                 "`# Answer cell (graded)`; put it back if you deleted it). It judged the names your notebook "
+        notes: tuple[str, ...] = ("check() found no answer cell among the cells you ran (an answer cell's first line "
+                 "says `# Answer cell (graded)`; put it back if you deleted it). It judged the names your notebook "
                  "defines instead: the grader runs only the answer cells, and may judge otherwise.",)
         steps = trial_steps(exercise, namespace, prepared.trials, (), prepared.inputs, filename="<notebook>",
                             culprit_frames=None)
         return _judged(exercise, prepared, steps, None, notes, "names", timeout)
     notes = tuple(f"Answer cell {n} has not been run since the kernel started: run it, then check again (check() "
-                  "judges the answer cells as you last ran them)." for n in range(1, max(answers) + 1) if n not in answers)
+                  "judges the answer cells as you last ran them)."
+                  for n in range(1, max(answers) + 1) if n not in answers)
     code = notebook_code([answers[n] for n in sorted(answers)])
     notes += tuple(f"`{name}` is defined outside an answer cell: the grader will not see it. Move it (or the "
                    "import) into an answer cell." for name in outside_names(code, namespace))

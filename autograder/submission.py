@@ -80,7 +80,9 @@ def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
             f"{path.name} is not valid notebook JSON (line {e.lineno}, column {e.colno}: {e.msg}). {again}"
         ) from None
     except RecursionError:
-        raise SubmissionError(f"{path.name} is not a notebook: its JSON is nested too deeply to read. {again}") from None
+        raise SubmissionError(
+            f"{path.name} is not a notebook: its JSON is nested too deeply to read. {again}"
+        ) from None
     except ValueError as e:  # e.g. an integer longer than Python converts (4300 digits)
         raise SubmissionError(f"{path.name} is not valid notebook JSON ({_first_line(e)}). {again}") from None
     try:

@@ -130,19 +130,21 @@ def main() -> int:
             print(f"| {i + 1} | " + " | ".join(f"{times[n][i]:.2f}" for n in names) + " |")
         medians = {n: statistics.median(times[n]) for n in names}
         torch_import = medians["import torch"]
-        print("\nmedian: " + "; ".join(f"{n} {m:.2f} s ({m / torch_import:.2f}x import torch)" for n, m in medians.items()))
+        print("\nmedian: " + "; ".join(f"{n} {m:.2f} s ({m / torch_import:.2f}x import torch)"
+                                       for n, m in medians.items()))
         return 0
     print("| exercise | its trials step an optimizer | score | import torch (s) | import torch, one optimizer step (s) "
-          "| run_autograder (s) | run_autograder / import torch | check --sandbox (s) | check --sandbox / import torch |")
+          "| run_autograder (s) | run_autograder / import torch "
+          "| check --sandbox (s) | check --sandbox / import torch |")
     print("|---" * 9 + "|")
     for submission, (times, graded) in measured.items():
         exercise = answer_code(submission).exercise
         m = {n: statistics.median(v) for n, v in times.items()}
         torch_import = m["import torch"]
-        print(f"| {exercise} | {'yes' if 'torch._dynamo' in EXERCISES[exercise].preload else 'no'} | {graded['score']:g} "
-              f"| {torch_import:.2f} | {m['import torch, one optimizer step']:.2f} | {m['Gradescope run_autograder']:.2f} "
-              f"| {m['Gradescope run_autograder'] / torch_import:.2f}x | {m['check --sandbox']:.2f} "
-              f"| {m['check --sandbox'] / torch_import:.2f}x |")
+        print(f"| {exercise} | {'yes' if 'torch._dynamo' in EXERCISES[exercise].preload else 'no'} "
+              f"| {graded['score']:g} | {torch_import:.2f} | {m['import torch, one optimizer step']:.2f} "
+              f"| {m['Gradescope run_autograder']:.2f} | {m['Gradescope run_autograder'] / torch_import:.2f}x "
+              f"| {m['check --sandbox']:.2f} | {m['check --sandbox'] / torch_import:.2f}x |")
     return 0
 
 

@@ -157,7 +157,8 @@ async def browser_page(port: int, token: str, shown: dict[int, float], stop: asy
         await page.evaluate("""() => { window.__seen = {};
             new MutationObserver(() => { const now = Date.now();
               for (const td of document.querySelectorAll('#people tbody td:first-child')) {
-                const m = /^m(\\d+)$/.exec(td.textContent); if (m && !(m[1] in window.__seen)) window.__seen[m[1]] = now; }
+                const m = /^m(\\d+)$/.exec(td.textContent); \
+if (m && !(m[1] in window.__seen)) window.__seen[m[1]] = now; }
             }).observe(document.getElementById('people'), {childList: true, subtree: true}); }""")
         await stop.wait()
         for n, t in (await page.evaluate("window.__seen")).items():

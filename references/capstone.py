@@ -248,7 +248,8 @@ WRONG = {
     "only the raising line fixed": (script(FIX_RAISES), {"one step", "three steps", "gradcheck"}),
     "the division through .data": (script((RAISES, "    p.data /= p.data.sum(dim=1, keepdim=True)\n"), FIX_SILENT),
                                    {"one step", "three steps", "gradcheck"}),
-    "the division under no_grad": (script((RAISES, "    with torch.no_grad():\n        p /= p.sum(dim=1, keepdim=True)\n"),
+    "the division under no_grad": (script((RAISES, "    with torch.no_grad():\n"
+                                                   "        p /= p.sum(dim=1, keepdim=True)\n"),
                                           FIX_SILENT), "trains"),
     "the shift made out of place instead": (script(
         (SHIFT, "    logits = logits - logits.max(dim=1, keepdim=True).values\n"), FIX_SILENT), "trains"),

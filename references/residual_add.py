@@ -83,7 +83,8 @@ return F.relu(out + x)
 
 # The add done on flattened views: view() refuses an input that is not contiguous (channels last).
 WRONG["flattened add"] = (BROKEN.replace("out += x", "out = (out.view(-1) + x.view(-1)).view(out.shape)"), "forward")
-CORRECT["flattened with reshape"] = BROKEN.replace("out += x", "out = (out.reshape(-1) + x.reshape(-1)).view(out.shape)")
+CORRECT["flattened with reshape"] = BROKEN.replace("out += x",
+                                                   "out = (out.reshape(-1) + x.reshape(-1)).view(out.shape)")
 
 # The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
 WRONG["starter without the raise"] = ("""import torch

@@ -96,7 +96,8 @@ def test_rewrites_keep_the_files_formatting_and_comments():
     s = suggest(report, read={"m.py": text}.get)
     assert s.rewrite.text == text.replace("h  +=  x * 2   # the write", "h = h + (x * 2)   # the write")
     copy = [r for r in suggestions(report, read={"m.py": text}.get)[0] if r.kind == "clone_saved"][0]
-    assert copy.rewrite.text == text.replace("   # saved, odd spacing\n", "   # saved, odd spacing\n    h = h.clone()\n")
+    assert copy.rewrite.text == text.replace("   # saved, odd spacing\n",
+                                             "   # saved, odd spacing\n    h = h.clone()\n")
 
 
 def test_the_grader_suggests_from_the_reports_text_alone():
@@ -164,7 +165,8 @@ def test_gradients_are_compared_leaf_by_leaf_with_a_named_tolerance():
     ref = recording([[a, None]], [a, b])
     assert compare(ref, recording([[a + 1e-13, torch.zeros(1, dtype=torch.float64)]], [a, b])).verified
     verdict = compare(ref, recording([[a + 1e-6, None]], [a, b]))
-    assert not verdict.verified and verdict.error_gone and "leaf tensor 0 [2] differs after backward 1" in verdict.detail
+    assert (not verdict.verified and verdict.error_gone
+            and "leaf tensor 0 [2] differs after backward 1" in verdict.detail)
     assert "differs at the end" in compare(ref, recording([[a, None]], [a, b * 2])).detail
     inplace = {"type": "RuntimeError", "message": "one of the variables ...", "inplace": True, "report": None}
     assert not compare(ref, recording([], [], error=inplace, status=1)).error_gone
@@ -303,7 +305,8 @@ def step_report(text: str, step: str) -> dict:
 def test_the_later_backward_is_kept_to_the_next_optimizers_parameters():
     found, _ = suggestions(step_report(FACTOR_VAE, "    opt_E.step()"), read={"train.py": FACTOR_VAE}.get)
     assert [s.kind for s in found] == ["restrict_backward", "move_step"]
-    assert found[0].rewrite.text == FACTOR_VAE.replace("d_loss.backward()", "d_loss.backward(inputs=list(D.parameters()))")
+    assert found[0].rewrite.text == FACTOR_VAE.replace("d_loss.backward()",
+                                                       "d_loss.backward(inputs=list(D.parameters()))")
     assert found[1].rewrite.text == FACTOR_VAE.replace("    opt_E.step()\n", "").replace(
         "    d_loss.backward()\n", "    d_loss.backward(inputs=list(D.parameters()))\n    opt_E.step()\n")
 
@@ -323,8 +326,10 @@ def test_inputs_is_added_to_the_call_as_written():
         "opt_G = torch.optim.Adam(G.parameters(), lr=0.01)", "opt_G = torch.optim.Adam([*G.parameters()], lr=0.01)")
     found, _ = suggestions(step_report(text, "    opt_D.step()  # G_loss's graph went through D before this step"),
                            read={"train.py": text}.get)
-    assert found[0].rewrite.text == text.replace("        retain_graph=False,\n", "        retain_graph=False,\n"
-                                                 '        inputs=[p for group in opt_G.param_groups for p in group["params"]],\n')
+    assert found[0].rewrite.text == text.replace(
+        "        retain_graph=False,\n",
+        "        retain_graph=False,\n"
+        '        inputs=[p for group in opt_G.param_groups for p in group["params"]],\n')
     found, words = suggestions(step_report(STEP_BETWEEN_BACKWARDS, "opt.step()"),
                                read={"train.py": STEP_BETWEEN_BACKWARDS}.get)
     assert found == [] and "Two fixes, two different maths" in words.why

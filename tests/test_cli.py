@@ -173,7 +173,8 @@ def test_a_killed_batch_finishes_on_rerun_without_regrading(tmp_path):
         shutil.copy(solution("leaf_sgd"), folder / f"s{i:02d}_leaf_sgd.ipynb")
     out = tmp_path / "out"
     args = [sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out), "--jobs", "1", "--quiet"]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     deadline = time.time() + 300
     while len(list(out.glob("*/results.json"))) < 3 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -197,7 +198,8 @@ def test_check_with_sandbox_says_so_when_it_cannot_sandbox(monkeypatch, capsys):
     assert "cannot sandbox: bubblewrap is not installed" in capsys.readouterr().err
 
 
-HEAVY = ("torch", "nbformat", "autograder.batch", "autograder.blame", "autograder.platforms.export", "autograder.reports", "autograder.workshop.cli")
+HEAVY = ("torch", "nbformat", "autograder.batch", "autograder.blame", "autograder.platforms.export",
+         "autograder.reports", "autograder.workshop.cli")
 """What no command that launches workers may have imported by then."""
 
 

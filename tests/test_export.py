@@ -298,7 +298,8 @@ def fake_result(exercise="data_trap", score=3.0, status=Status.FAILED):
 
 @pytest.mark.parametrize("visibility", ["hidden", "after_published", "visible"])
 def test_gradescope_hidden_visibility_option(visibility):
-    data = gradescope.to_gradescope([fake_result()], BundleConfig(("data_trap",), options={"hidden_visibility": visibility}))
+    data = gradescope.to_gradescope([fake_result()],
+                                    BundleConfig(("data_trap",), options={"hidden_visibility": visibility}))
     hidden = data["tests"][1]
     assert hidden["visibility"] == visibility
     assert "secret description" not in json.dumps(data) and "SECRET-STDOUT" not in json.dumps(data)

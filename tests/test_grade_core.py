@@ -168,7 +168,8 @@ def test_a_visible_check_failing_only_on_hidden_inputs_says_which_error_and_line
                "tensor": {"shape": [3, 4, 5, 5]}}
     error = ErrorInfo("RuntimeError", "one of the variables needed for gradient computation has been modified by "
                       f"an inplace operation: {SECRET}", 3, SECRET, culprit)
-    in_public = {"culprit": {**culprit["culprit"], "code": "out += x"}, "saved_by": {**culprit["saved_by"], "code": "x"}}
+    in_public = {"culprit": {**culprit["culprit"], "code": "out += x"},
+                 "saved_by": {**culprit["saved_by"], "code": "x"}}
     public = ErrorInfo("RuntimeError", "one of the variables needed for gradient computation has been modified by "
                        "an inplace operation: [torch.FloatTensor [2, 2]]", 3, "out += x", in_public)
     result = _public_passes_hidden_raises(error, public_error=public)  # the public trials met line 3 too

@@ -73,7 +73,8 @@ def _describe(obj):
 def _compact(where, received):
     scalars = [_repr(a) for a in received if isinstance(a, (bool, int, float, str))]
     tensors = [t for a in received for t in _tensors(a)][:2]
-    return f"{{where}}: " + " ".join(scalars + [f"{{list(t.shape)}} {{t.detach().flatten()[:2].tolist()}}" for t in tensors])
+    return f"{{where}}: " + " ".join(scalars + [f"{{list(t.shape)}} {{t.detach().flatten()[:2].tolist()}}" \
+for t in tensors])
 
 
 def _everything(where, args, kwargs):
@@ -160,7 +161,8 @@ def leaky(exercise_id: str, always: bool, by_line: bool = False) -> str:
     code = (solution_code(exercise_id) + "\n" + LEAK.format(public_shapes=public_shapes(exercise_id))
             + wrapper.format(name=symbol.name, always=always))
     if by_line:
-        code = code.replace("    if always or _hidden(args, kwargs):", "    _leak_by_line(args, kwargs)\n    if always:")
+        code = code.replace("    if always or _hidden(args, kwargs):",
+                            "    _leak_by_line(args, kwargs)\n    if always:")
         code += LINE_LEAK
     return code
 

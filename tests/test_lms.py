@@ -53,7 +53,8 @@ def sample_class(folder: Path) -> Path:
         file = f"{ex.number:02d}_{ex.id}.ipynb"
         for student, status, score in (("ada", "passed", 10), ("bob", "not_attempted", 0),
                                        ("cleo", "failed", ex.number % 5), ("dan", "failed", DAN[ex.id]),
-                                       ("eve", "grader_error" if ex.id == "residual_add" else "passed", 10 * (ex.id != "residual_add")),
+                                       ("eve", "grader_error" if ex.id == "residual_add" else "passed",
+                                        10 * (ex.id != "residual_add")),
                                        ("frank", "malformed" if ex.number in (1, 2, 3, 7) else "failed", 0)):
             write_result(folder, f"{student}__{file}", ex.id, status, score, f"samples/class/{student}/{file}")
     return folder
@@ -131,8 +132,9 @@ def test_canvas_import_file_from_the_sample_roster(graded, tmp_path):
     assert list(grades) == ["1001", "1002", "1003", "1004", "1005", "1006", "1007"]  # the roster's order,
     assert "1099" not in grades  # without Canvas's Test Student
     assert new == ["11_custom_inplace"]  # the only exercise with no assignment in Canvas yet
+    # course order; no column for what was not graded
     assert header[5:] == ["The .data trap (4416)", "03_residual_add (4411)", "In-place dropout (4412)",
-                          "07_rnn_hidden (4414)", "11_custom_inplace"]  # course order; no column for what was not graded
+                          "07_rnn_hidden (4414)", "11_custom_inplace"]
     assert points == {h: "20" if "data trap" in h else "10" for h in header[5:]}
     assert grades["1001"] == {h: "20" if "data trap" in h else "10" for h in header[5:]}  # ada; scaled to 20
     assert grades["1002"] == dict.fromkeys(header[5:], "0")  # bob: untouched is a 0, not empty
@@ -150,7 +152,8 @@ def test_canvas_import_file_from_the_sample_roster(graded, tmp_path):
     assert "No submission at all (1, against the roster)" in overview and "Hopper, Grace" in overview
     assert "<code>-</code> (no grade) in gradebook_canvas.csv" in overview
     spreadsheet = list(csv.reader(io.StringIO(paths["gradebook"].read_text())))
-    assert spreadsheet[-1] == ["Hopper, Grace", *[""] * (len(DAN) + 1)]  # the roster's missing student, in the spreadsheet too (no total)
+    # the roster's missing student, in the spreadsheet too (no total)
+    assert spreadsheet[-1] == ["Hopper, Grace", *[""] * (len(DAN) + 1)]
 
 
 def test_canvas_downloads_join_by_user_id(tmp_path):
@@ -183,7 +186,8 @@ def test_ambiguous_and_unknown_students_are_left_out_and_said(tmp_path):
     grades, _, _ = canvas_import(paths["lms"].read_text())
     assert grades == {"1": {"03_residual_add (1)": ""}, "2": {"03_residual_add (1)": ""},
                       "3": {"03_residual_add (1)": "6"}}
-    assert any("John_Smith matches several roster students (Smith, John or Smith, John)" in w for w in paths["warnings"])
+    assert any("John_Smith matches several roster students (Smith, John or Smith, John)" in w
+               for w in paths["warnings"])
     assert any("not on the roster, left out: zed" in w for w in paths["warnings"])
     overview = paths["index"].read_text()
     assert "1 student(s) not on the roster: zed" in overview and "John_Smith (Smith, John or Smith, John)" in overview
@@ -244,7 +248,8 @@ def test_moodle_downloads_join_by_name(tmp_path):
     book = gradebook(load(grades_dir))
     assert [r.student for r in book.rows] == ["Ada Lovelace", "Grace Hopper"]
     grades = moodle_import(lms_csv(book, join(book, read_roster(MOODLE_ROSTER)))[0], set(EMAILS.values()))
-    assert grades[EMAILS["ada"]] == {"Assignment: 03_residual_add (Real)": 6.0, "Assignment: The .data trap (Real)": 10.0}
+    assert grades[EMAILS["ada"]] == {"Assignment: 03_residual_add (Real)": 6.0,
+                                     "Assignment: The .data trap (Real)": 10.0}
     assert grades[EMAILS["grace"]] == {"Assignment: 03_residual_add (Real)": None,
                                        "Assignment: The .data trap (Real)": 3.0}
     assert grades[EMAILS["bob"]] == {"Assignment: 03_residual_add (Real)": None,
@@ -264,7 +269,8 @@ def test_moodle_roster_variants(tmp_path):
     text, notes = lms_csv(book, join(book, read))
     assert text.splitlines() == ["First name,Surname,ID number,Email address,01_leaf_sgd",
                                  "Zoë,Ørsted,77,zoe@example.edu,10"]
-    assert notes == ["leaf_sgd: no column of the roster matches it; `01_leaf_sgd` is a new column: map it to a grade item"]
+    assert notes == ["leaf_sgd: no column of the roster matches it; `01_leaf_sgd` is a new column: "
+                     "map it to a grade item"]
 
 
 # ---- the command -------------------------------------------------------------------------------------------

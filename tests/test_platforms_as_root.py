@@ -53,7 +53,8 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "autogr
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 FAILING_BWRAP = """#!/bin/sh
 # bubblewrap as it fails in a container that forbids new namespaces
-echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2
+echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow \
+non-privileged user namespaces." >&2
 exit 1
 """
 ATTACK = '''

@@ -26,14 +26,16 @@ def judged(prediction, message, error="RuntimeError"):
 @pytest.mark.parametrize("tensor", ["output 0 of Relu", "relu's output", "F.relu", "ReluBackward0", (2, 4, 8, 8)])
 def test_a_right_prediction_in_either_wording(message, tensor):
     # The template of a failure at backward has no when= slot: a prediction without one is not judged on it.
-    assert judged(Prediction(True, tensor, 1, 0), message) == dict.fromkeys(("raises", "tensor", "found", "expected"), True)
+    assert judged(Prediction(True, tensor, 1, 0), message) == dict.fromkeys(
+        ("raises", "tensor", "found", "expected"), True)
     assert judged(Prediction(True, tensor, 1, 0, when="backward"), message)["when"] is True
     assert judged(Prediction(True, tensor, 1, 0, when="write"), message)["when"] is False
 
 
 def test_each_wrong_part_is_named_with_what_the_message_said():
     text = feedback(Prediction(True, "output 0 of conv2d", 2, 0), CellRun("RuntimeError", RELU_2_13))
-    assert "tensor    wrong  you said 'output 0 of conv2d'; it is output 0 of Relu [torch.FloatTensor [2, 4, 8, 8]]" in text
+    assert ("tensor    wrong  you said 'output 0 of conv2d'; "
+            "it is output 0 of Relu [torch.FloatTensor [2, 4, 8, 8]]") in text
     assert "found     wrong  you said 2; it is 1" in text
     assert "expected  right  it is 0" in text
     assert "3 of 4" not in text and "2 of 4 predicted parts right." in text
@@ -160,7 +162,8 @@ def test_the_grader_ignores_the_predict_cell(tmp_path, grade):
         nbformat.write(nb, tmp_path / f"{name}.ipynb")
         codes.add(answer_code(tmp_path / f"{name}.ipynb").code)
     assert codes == {answer_code(SOLUTIONS / "03_residual_add.ipynb").code}
-    shipped, raising = (grade("residual_add", answer_code(tmp_path / f"{n}.ipynb").code) for n in ("as_shipped", "raising"))
+    shipped, raising = (grade("residual_add", answer_code(tmp_path / f"{n}.ipynb").code)
+                        for n in ("as_shipped", "raising"))
     assert shipped.score == raising.score == shipped.max_score
     assert [(t.name, t.status) for t in shipped.tests] == [(t.name, t.status) for t in raising.tests]
 

@@ -89,7 +89,8 @@ def same_error_checks() -> tuple[TestResult, ...]:
         TestResult("backward runs", 0, 1, Status.FAILED, "Backward failed. " + error("public"), "visible", "b",
               "Backward failed", "public/float32/cpu", 1),
         TestResult("gradients", 0, 3, Status.FAILED, error("train"), "after_due_date", "g", "", "train/float32/cpu", 1),
-        TestResult("gradcheck", 0, 1, Status.FAILED, error("gradcheck"), "visible", "gc", "", "gradcheck/float64/cpu", 1),
+        TestResult("gradcheck", 0, 1, Status.FAILED, error("gradcheck"), "visible", "gc", "",
+              "gradcheck/float64/cpu", 1),
     )
 
 
@@ -116,8 +117,8 @@ def graded_dir(tmp_path_factory):
     results_json(out, "eve__06_data_trap.ipynb", result("data_trap", "passed", 10, checks(True)))
     results_json(out, "data_trap_zed.py", result("data_trap", "malformed", 0, output="zed.py is empty."))
     results_json(out, "cleo__01_residual_add.ipynb", result("residual_add", "failed", 2, same_error_checks()))
-    tamper = TestResult("forward", 0, 2, Status.FAILED, "Your code raised TamperError: your code replaced parts of the grader "
-                   "or of torch (torch.Tensor.backward)", "visible", "forward", cause=0)
+    tamper = TestResult("forward", 0, 2, Status.FAILED, "Your code raised TamperError: your code replaced parts of "
+                   "the grader or of torch (torch.Tensor.backward)", "visible", "forward", cause=0)
     results_json(out, "mallory__01_residual_add.ipynb", result("residual_add", "failed", 0, (tamper,), causes=(
         Cause(tamper.output, "TamperError", tampered=True),)))
     forged = "0/10 points. Your code crashed the process that ran it: the report did not come from the grader's harness"
@@ -275,9 +276,10 @@ def test_the_root_cause_is_shown_once_at_the_top(report):
 
 def test_a_crash_says_its_cause_once(tmp_path):
     message = "Your code crashed the process that ran it: the process exited with status 0 before reporting"
-    tests = tuple(TestResult(name, 0, 2, Status.FAILED, message, "visible", "", cause=0) for name in ("values", "same", "leaf"))
-    results_json(tmp_path, "frank__05_leaf_sgd.ipynb", result("leaf_sgd", "crashed", 0, tests, f"0/10 points. {message}",
-                                                              causes=(Cause(message),)))
+    tests = tuple(TestResult(name, 0, 2, Status.FAILED, message, "visible", "", cause=0)
+                  for name in ("values", "same", "leaf"))
+    results_json(tmp_path, "frank__05_leaf_sgd.ipynb",
+                 result("leaf_sgd", "crashed", 0, tests, f"0/10 points. {message}", causes=(Cause(message),)))
     paths = write_report(tmp_path, tmp_path / "r")
     text = (paths["students"] / "frank.html").read_text()
     assert text.count(message) == 1 and "<p>0/10 points.</p>" in text
@@ -436,9 +438,11 @@ def big_report(tmp_path_factory):
 def test_a_class_of_300(big_report):
     paths, seconds = big_report
     assert seconds < 60  # about 6 s on 2 busy cores
-    assert len(list(paths["students"].iterdir())) == 300 and len(list(paths["submissions"].iterdir())) == 300 * len(EXERCISES)
+    assert (len(list(paths["students"].iterdir())) == 300
+            and len(list(paths["submissions"].iterdir())) == 300 * len(EXERCISES))
     index = paths["index"].read_text()
-    assert f"{300 * len(EXERCISES)} submissions from 300 students" in index and index.count("<tr>") < 30  # no row per student
+    assert (f"{300 * len(EXERCISES)} submissions from 300 students" in index
+            and index.count("<tr>") < 30)  # no row per student
     by_score = (paths["index"].parent / "by_score.html").read_text()
     assert len(re.findall(r'<tr><td><a href="students/', by_score)) == 300
 
@@ -461,7 +465,8 @@ def test_reports_open_in_chromium_without_errors(report, graded_dir):
     some = ("dan__06_data_trap.py.html", "cleo__01_residual_add.ipynb.html", "eve__01_residual_add.ipynb.html")
     pages = [f"report/{p.relative_to(report)}" for p in sorted(report.rglob("*.html"))
              if p.parent.name != "submissions" or p.name in some]  # the others are made the same way
-    pages += [f"handout/{p.relative_to(graded_dir / 'handout')}" for p in sorted((graded_dir / "handout").rglob("*.html"))]
+    pages += [f"handout/{p.relative_to(graded_dir / 'handout')}"
+              for p in sorted((graded_dir / "handout").rglob("*.html"))]
 
     def inspect(page):
         return {"pwned": page.evaluate("typeof window.__pwned"), "svgs": page.locator("svg").count(),

@@ -70,7 +70,8 @@ numbers = st.floats(min_value=0, max_value=1e6, allow_nan=False) | st.integers(m
 def checks(draw, causes: int) -> TestResult:
     maximum = draw(numbers)
     return TestResult(draw(text), draw(st.floats(min_value=0, max_value=maximum)), maximum,
-                 draw(st.sampled_from(CHECK_STATUSES)), draw(text), draw(st.sampled_from(["visible", "after_due_date"])),
+                 draw(st.sampled_from(CHECK_STATUSES)), draw(text),
+                 draw(st.sampled_from(["visible", "after_due_date"])),
                  draw(text), draw(text), draw(text), draw(st.none() | st.integers(0, causes - 1)) if causes else None)
 
 

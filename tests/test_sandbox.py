@@ -45,7 +45,8 @@ PORT = SERVER.getsockname()[1]
 
 ATTACKS = {
     # name: (code, statuses allowed, the honest score it must not beat: None = 0)
-    "patch allclose and equal": (BROKEN + "\ntorch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n",
+    "patch allclose and equal": (BROKEN + "\ntorch.allclose = lambda *a, **k: True\n"
+                                 "torch.equal = lambda *a, **k: True\n",
                                  {"failed"}, "broken"),
     "patch gradcheck": (BROKEN + "\ntorch.autograd.gradcheck = lambda *a, **k: True\n", {"failed"}, "broken"),
     "patch backward to swallow the error": (BROKEN + """
@@ -71,14 +72,16 @@ torch.Tensor.backward = backward
     "segfault": ("import faulthandler\nfaulthandler._sigsegv()\n", {"crashed"}, None),
     "ctypes": ("import ctypes\nctypes.string_at(0)\n", {"failed"}, None),  # refused by the worker's guard
     "infinite loop": ("while True:\n    pass\n", {"timed_out"}, None),
-    "memory bomb": ("import torch\nx = torch.ones(2**31, dtype=torch.uint8)\ny = torch.ones(2**31, dtype=torch.uint8)\n",
+    "memory bomb": ("import torch\nx = torch.ones(2**31, dtype=torch.uint8)\n"
+                    "y = torch.ones(2**31, dtype=torch.uint8)\n",
                     {"failed", "crashed"}, None),
     "fork storm": ("import os\nwhile True:\n    os.fork()\n", {"failed", "crashed", "timed_out"}, None),
-    "background process left behind": (SOLUTION + f"\nimport subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 300 # {MARK}'],"
-                                       " start_new_session=True)\n", {"passed"}, 10),
+    "background process left behind": (SOLUTION + "\nimport subprocess\nsubprocess.Popen(['sh', '-c', "
+                                       f"'sleep 300 # {MARK}'], start_new_session=True)\n", {"passed"}, 10),
     "huge output": ("print('x' * 10**9)\n", {"failed", "crashed"}, None),
     "deep recursion": (SOLUTION + "\ndef f(n):\n    return f(n + 1)\nf(0)\n", {"failed"}, None),
-    "writes files": (SOLUTION + f"\nopen('/tmp/{LEFT_BEHIND}', 'w').write('x')\nopen('{LEFT_BEHIND}', 'w').write('x')\n",
+    "writes files": (SOLUTION + f"\nopen('/tmp/{LEFT_BEHIND}', 'w').write('x')\n"
+                                f"open('{LEFT_BEHIND}', 'w').write('x')\n",
                      {"passed"}, 10),
 }
 if SANDBOXED:

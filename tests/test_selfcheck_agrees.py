@@ -75,7 +75,8 @@ def public_verdicts(result) -> dict[str, str]:
     """The grader's verdict on public inputs for each visible check: a visible check it failed on a hidden
     trial (TestResult.trial) passed on the public ones, which are all check() has."""
     exercise = EXERCISES[result.exercise]
-    return {t.name: "passed" if t.trial and not exercise.scenario(Trial.from_key(t.trial).scenario).public else t.status.value
+    return {t.name: ("passed" if t.trial and not exercise.scenario(Trial.from_key(t.trial).scenario).public
+                     else t.status.value)
             for t in result.tests if t.visibility == "visible"}
 
 

@@ -75,7 +75,8 @@ def test_a_valid_report_parses():
     body(report(pseudonym="Robert'); DROP TABLE participants;--")), body(report(pseudonym="x" * 31)),
     body(report(secret="short")), body(report(secret="x" * 65)), body(report(grad_mode="yes")),
     body(report(op="__import__('os').system('id')")), body(report(error="<img src=x>")),
-    body(report(line="x" * 161)), body(report(feedback="bell\x07")), body(report(feedback="\u202eevil")), b'{"v": 2, "pseudonym": NaN}', body(report(feedback="x" * (MAX_BODY + 1))),
+    body(report(line="x" * 161)), body(report(feedback="bell\x07")), body(report(feedback="\u202eevil")),
+    b'{"v": 2, "pseudonym": NaN}', body(report(feedback="x" * (MAX_BODY + 1))),
 ])
 def test_anything_else_is_refused(bad):
     with pytest.raises(SchemaError):
@@ -91,7 +92,8 @@ def test_a_bad_join_is_refused(bad):
 
 def test_culprit_lines_are_anonymised():
     assert anonymise_line("out += x  # Ada Lovelace's fix") == "out += x"
-    assert anonymise_line("w.data -= lr * open('/home/ada/secret.txt').read()  # hm") == "w.data -= lr * open('…').read()"
+    assert (anonymise_line("w.data -= lr * open('/home/ada/secret.txt').read()  # hm")
+            == "w.data -= lr * open('…').read()")
     assert anonymise_line('h = f"{name}#1"; y += 1') == "h = f'…'; y += 1"
 
 
@@ -329,7 +331,8 @@ def test_malformed_oversized_and_odd_requests_are_refused_and_the_server_goes_on
 
 
 def test_floods_fakes_and_a_full_room(tmp_path):
-    with workshop_server(tmp_path, "--max-participants", "20", "--address-rate", "5", "--gone-minutes", "0.05") as server:
+    with workshop_server(tmp_path, "--max-participants", "20", "--address-rate", "5",
+                         "--gone-minutes", "0.05") as server:
         # one participant: a burst of 10 reports, then 0.5 per second
         ada = server.join(source="127.0.0.3")
         same = [ada.report()[0] for _ in range(15)]
@@ -398,7 +401,8 @@ def test_a_restart_keeps_the_room_exports_never_overwrite_and_hangup_stops_clean
     assert "exported:" in log and "kept in" in log
     second = start(tmp_path, "--port", str(first.port), "--export", str(export), name="second")
     try:
-        assert (second.code, second.host_token, second.helper_token) == (first.code, first.host_token, first.helper_token)
+        assert ((second.code, second.host_token, second.helper_token)
+                == (first.code, first.host_token, first.helper_token))
         assert "resumed (1 participant so far)" in second.out.read_text()
         assert ada.report(failing=())[0] == 200  # the same secret works: no new join
         _, data = second.state()

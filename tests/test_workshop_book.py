@@ -53,8 +53,10 @@ class Run:
     def pattern(self, line: str) -> re.Pattern:
         line = re.escape(line.rstrip())
         subs = [("K7QM2X", self.code or "[A-Z0-9]{6}"), (r"192\.168\.1\.20", re.escape(self.address or "")),
-                ("8765", str(self.port)), ("amber\\-otter\\-42", self.pseudonym), (re.escape("/home/ada"), re.escape(str(self.home))),
-                (r"\(wlan0\)", r"\(.+\)"), (r"\d{8}\\-\d{6}", r"\d{8}-\d{6}(-\d+)?"), (r"[A-Za-z0-9]+\\\.\\\.\\\.", r"\S+"),
+                ("8765", str(self.port)), ("amber\\-otter\\-42", self.pseudonym),
+                (re.escape("/home/ada"), re.escape(str(self.home))),
+                (r"\(wlan0\)", r"\(.+\)"), (r"\d{8}\\-\d{6}", r"\d{8}-\d{6}(-\d+)?"),
+                (r"[A-Za-z0-9]+\\\.\\\.\\\.", r"\S+"),
                 ("20260314\\-113000", r"\d{8}-\d{6}(-\d+)?")]
         for example, real in subs:
             line = line.replace(example, real)
@@ -103,7 +105,8 @@ def test_the_workshop_page_followed(tmp_path, monkeypatch):
                     server.send_signal(signal.SIGINT)
                     server.wait(timeout=60)
                 out = tmp_path / f"{kind}.log"
-                command = code.replace("autograder", str(AUTOGRADER), 1) + (extra if kind == "shell" else "") + " --no-qr"
+                command = (code.replace("autograder", str(AUTOGRADER), 1) + (extra if kind == "shell" else "")
+                           + " --no-qr")
                 server = subprocess.Popen(["bash", "-c", command], stdout=out.open("w"), stderr=subprocess.STDOUT,
                                           env=env, cwd=tmp_path, start_new_session=True)
                 deadline = time.monotonic() + 60

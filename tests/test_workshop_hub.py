@@ -73,7 +73,8 @@ c.JupyterHub.load_roles = [
 ]
 c.JupyterHub.services = [
     {{"name": "workshop", "url": "http://127.0.0.1:{service_port}", "oauth_no_confirm": True,
-      "command": ["{python}", "-m", "autograder.workshop", "serve", "--hub", "--no-qr", "--state", "{tmp}/room.sqlite"]}},
+      "command": ["{python}", "-m", "autograder.workshop", "serve", "--hub", "--no-qr", \
+"--state", "{tmp}/room.sqlite"]}},
     {{"name": "test", "api_token": "{admin}"}},
 ]
 """
@@ -94,7 +95,8 @@ class Hub:
     def request(self, method: str, path: str, data=None, token: str = ADMIN) -> tuple[int, object]:
         request = urllib.request.Request(self.url + path, method=method,
                                          data=None if data is None else json.dumps(data).encode(),
-                                         headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+                                         headers={"Authorization": f"token {token}",
+                                                  "Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 raw = response.read()

@@ -1,10 +1,11 @@
 """`inplace=True`: where the argument sits, and where the module that has it is built.
 
 `F.dropout(h, inplace=True)` is fixed on its line; `nn.ReLU(inplace=True)` where the module is built, not
-where it is called. The locator names the line that *called* the module (`x = self.activ(x)`); the rewrite belongs to the line
-that built it (`self.activ = nn.ReLU(inplace=True)`, often in `__init__`), or to a line that switched
-`inplace` on afterwards (`m.inplace = True`). Candidates are searched in the files of the write's frames
-and of the save's, best first: built under the name the culprit line calls, in the same class, nearer.
+where it is called. The locator names the line that *called* the module (`x = self.activ(x)`); the rewrite
+belongs to the line that built it (`self.activ = nn.ReLU(inplace=True)`, often in `__init__`), or to a line
+that switched `inplace` on afterwards (`m.inplace = True`). Candidates are searched in the files of the
+write's frames and of the save's, best first: built under the name the culprit line calls, in the same
+class, nearer.
 """
 
 from __future__ import annotations
@@ -113,8 +114,8 @@ def _candidates(c: Culprit, src: Source, file: str, modules: set[str]) -> list[t
                 and isinstance(assign.value, cst.Name) and assign.value.value == "True"):
             new = assign.with_changes(value=cst.Name("False"))
             why = (f"`{plain_code(assign)}` (line {c.at(src.line_of(assign))}) turns `inplace` on, so the module "
-                   f"called at line {c.at(c.line)} overwrites its input, {c.saved()}; with `inplace = False` it returns "
-                   f"a new tensor with the same values.")
+                   f"called at line {c.at(c.line)} overwrites its input, {c.saved()}; with `inplace = False` it "
+                   f"returns a new tensor with the same values.")
             found.append((assign, Rewrite("not_inplace", file, src.edited({assign: new}), why, "out_of_place")))
     return found
 

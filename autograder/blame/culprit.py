@@ -11,7 +11,8 @@ Read = Callable[[str], "str | None"]
 
 @dataclass(frozen=True)
 class Culprit:
-    """What the rules need from a locator report (its JSON report: book/reference/blame.md): plain strings and numbers."""
+    """What the rules need from a locator report (its JSON report: book/reference/blame.md): plain strings and
+    numbers."""
 
     op: str
     file: str

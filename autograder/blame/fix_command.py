@@ -53,7 +53,8 @@ def run_fix(args: argparse.Namespace) -> int:
                 print("\n".join(steps), file=out, flush=True)
                 program = Program(str(sources.script), tuple(args.args), sources.folder,
                                   {str(sources.script): script.text})
-                repair = Search(program, sources, args.timeout, lambda line: print(line, file=out, flush=True)).run(data)
+                repair = Search(program, sources, args.timeout,
+                                lambda line: print(line, file=out, flush=True)).run(data)
                 if repair.kept:
                     _write(repair, sources)
     except CouldNotWrite as e:

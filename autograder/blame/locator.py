@@ -298,7 +298,8 @@ def _show(report: Report, with_fix: bool) -> None:
 
 
 def culprit_for(fn: Callable[[], Any], filename: str | Callable[[str], bool] | None = ANSWER_FILE) -> dict | None:
-    """For the grader: run `fn()` under the locator; the JSON report (book/reference/blame.md) of the first in-place error, as a dict, or None.
+    """For the grader: run `fn()` under the locator; the JSON report (book/reference/blame.md) of the first
+    in-place error, as a dict, or None.
 
     Frames are those of `filename` (the answer code). The in-place error is absorbed (its report is the
     answer); any other exception from `fn` propagates unchanged.

@@ -1,4 +1,5 @@
-"""What the locator found, as a frozen value, turned into text and into the JSON report of book/reference/blame.md, in one place."""
+"""What the locator found, as a frozen value, turned into text and into the JSON report of
+book/reference/blame.md, in one place."""
 
 from __future__ import annotations
 
@@ -101,7 +102,8 @@ class Report:
             lines.append(f"  modified by  {c.op}  at {_site(c)}")
             lines += _code(c)
         else:
-            lines.append("  modified by  (not seen: made outside locate() or outside Python's view; book/reference/blame.md, limits)")
+            lines.append("  modified by  (not seen: made outside locate() or outside Python's view; "
+                         "book/reference/blame.md, limits)")
         lines.append(f"  saved by     {self.saved_by.op}  at {_site(self.saved_by)}")
         lines += _code(self.saved_by)
         lines.append(f"  tensor       {t.dtype} {list(t.shape)}, saved at version {t.expected_version}, "

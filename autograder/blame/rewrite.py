@@ -108,8 +108,8 @@ def _clone_read(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: c
         nodes = reads[code]
         new: dict[cst.CSTNode, cst.CSTNode] = {
             n: cst.Call(func=cst.Attribute(value=n, attr=cst.Name("clone"))) for n in nodes}
-        why = (f"`{src.code(small).strip()}` (line {c.at(c.saved_line)}) saved `{code}` for backward as it read it, and "
-               f"`{c.method}` later writes into `{code}`; `{code}.clone()` there gives backward its own copy, and "
+        why = (f"`{src.code(small).strip()}` (line {c.at(c.saved_line)}) saved `{code}` for backward as it read it, "
+               f"and `{c.method}` later writes into `{code}`; `{code}.clone()` there gives backward its own copy, and "
                f"the write still reaches `{code}`.")
         found.append(Rewrite("clone_saved", c.saved_file or "", src.edited(new), why))
     return found

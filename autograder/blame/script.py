@@ -47,9 +47,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    p.add_argument("--json", action="store_true", help="print one JSON object (book/reference/blame.md) instead of text")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (book/reference/blame.md) instead of text")
     p.add_argument("--fix", action="store_true",
-                   help="write the suggested rewrite once re-running has verified it (the original kept as SCRIPT.orig)")
+                   help="write the suggested rewrite once re-running has verified it "
+                        "(the original kept as SCRIPT.orig)")
     p.add_argument("--dry-run", action="store_true",
                    help="with --fix: run the script once, then say which rewrites --fix would try and how many runs "
                         "that takes; run nothing more, write nothing")

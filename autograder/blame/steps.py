@@ -34,7 +34,8 @@ def is_step(code: str | None) -> bool:
 def step_words(c: Culprit, step: str, later: tuple[str, int] | None) -> str:
     """A state carried from an earlier pass: detach it. Otherwise which two fixes, and why neither is automatic."""
     if c.line_ran_again:
-        saver = f"`{c.saved_code}` (line {c.at(c.saved_line)})" if c.saved_code and c.saved_line else "the line that saved it"
+        saver = (f"`{c.saved_code}` (line {c.at(c.saved_line)})" if c.saved_code and c.saved_line
+                 else "the line that saved it")
         return (f"`{step}` changed, in place, parameters that the graph of an earlier pass through {saver} still "
                 f"holds: the state that pass produced was carried into this one with its graph, so this backward "
                 f"runs back into it. Detach the carried state at the start of each step (`h = h.detach()`; for an "
@@ -56,7 +57,8 @@ def later_backward(src: Source, step: cst.SimpleStatementLine) -> tuple[str, int
     return (_code(found[0].body[found[2]]), src.line_of(found[0].body[found[2]])) if found else None
 
 
-def _next_backward(src: Source, step: cst.SimpleStatementLine) -> tuple[cst.IndentedBlock | cst.Module, int, int] | None:
+def _next_backward(src: Source,
+                   step: cst.SimpleStatementLine) -> tuple[cst.IndentedBlock | cst.Module, int, int] | None:
     """(the step's block, the step's place in it, the place of the next statement calling `.backward(`)."""
     block = src.parents.get(step)
     if not isinstance(block, (cst.IndentedBlock, cst.Module)):
@@ -82,7 +84,8 @@ def _detach_from_line(c: Culprit, src: Source, step: cst.SimpleStatementLine) ->
         return []
     form = f"{state} = {state}.detach() if hasattr({state}, 'detach') else tuple(s.detach() for s in {state})\n"
     why = (f"`{state}` carries the graph of an earlier pass through this line into the next backward, and "
-           f"`{_code(step)}` has changed its parameters in place since; detaching it at the start of each step ends backpropagation at the step boundary (truncated backpropagation through time), for a "
+           f"`{_code(step)}` has changed its parameters in place since; detaching it at the start of each step "
+           f"ends backpropagation at the step boundary (truncated backpropagation through time), for a "
            f"tensor state and for an LSTM's `(h, c)` pair alike.")
     return [Rewrite("detach_state", c.file, src.edited({carrier: cst.FlattenSentinel(
         [statement(form).with_changes(leading_lines=carrier.leading_lines), carrier.with_changes(leading_lines=())])}),
@@ -129,7 +132,8 @@ def _detach_state(c: Culprit, src: Source, step: cst.SimpleStatementLine, read: 
                f"boundary (truncated backpropagation through time), which is what `retain_graph=True` was "
                f"working around.")
         return [Rewrite("detach_state", file, here.edited({anchor: cst.FlattenSentinel(
-            [statement(form).with_changes(leading_lines=anchor.leading_lines), anchor.with_changes(leading_lines=())])}),
+            [statement(form).with_changes(leading_lines=anchor.leading_lines),
+             anchor.with_changes(leading_lines=())])}),
             why, contract="truncated") for form in forms]
     return []
 

@@ -84,8 +84,8 @@ def culprit_of(report: Any) -> Culprit | None:
     return Culprit(op=c["op"], file=c["file"], line=c["line"],
                    saved_op=_str(saved.get("op")), saved_file=_str(saved.get("file")),
                    saved_line=saved.get("line") if isinstance(saved.get("line"), int) else None,
-                   saved_code=_line(without_comment(_str(saved.get("code")))), ops_on_line=on_line, chain=_chain(c.get("chain")),
-                   saver_chain=_chain(saved.get("chain")),
+                   saved_code=_line(without_comment(_str(saved.get("code")))), ops_on_line=on_line,
+                   chain=_chain(c.get("chain")), saver_chain=_chain(saved.get("chain")),
                    saved_as=saved.get("saved_as") if saved.get("saved_as") in ("input", "output") else None,
                    line_ran_again=saved.get("line_ran_again") is True,
                    grad_mode=c.get("grad_mode") if isinstance(c.get("grad_mode"), bool) else None)

@@ -130,8 +130,9 @@ def compare(ref: dict[str, Any], fixed: dict[str, Any]) -> Verification:
                 continue
             assert y is not None  # _zeros_for_none leaves None only where both were None
             if not torch.allclose(y, x, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
-                return Verification(True, False, f"leaf tensor {i} {list(x.shape)} differs {where} by up "
-                                                 f"to {(y - x).abs().max().item():.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})")
+                return Verification(True, False,
+                                    f"leaf tensor {i} {list(x.shape)} differs {where} by up to "
+                                    f"{(y - x).abs().max().item():.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})")
             if x.numel():
                 worst = max(worst, (y - x).abs().max().item())
     if ref.get("out_of_place_calls") == 0:

@@ -102,7 +102,8 @@ def grade_folder(folder: Path, config: BundleConfig, runner: Runner, matched: Ma
     return results
 
 
-def grade_submission(folder: Path, config: BundleConfig, runner: Runner, matched: Matched | None = None) -> list[Result]:
+def grade_submission(folder: Path, config: BundleConfig, runner: Runner,
+                     matched: Matched | None = None) -> list[Result]:
     """grade_folder with the bundle's runner (container.started_runner, launched before this module was
     imported). Never raises: whatever fails is a `grader_error` Result for the exercises it touched, so
     that a platform always gets results for every exercise."""

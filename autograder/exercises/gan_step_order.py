@@ -427,8 +427,8 @@ EXERCISE = Exercise(
               _parameters_match(("G",), 1), public=True),
         Check("two steps", 2, "After a second call, both networks' parameters equal the reference's (each step "
               "starts from clean gradients).", _parameters_match(("D", "G"), 2), public=True),
-        Check("losses", 1, "Each call returns (d_loss, g_loss) as Python floats, equal to the reference's: d_loss before "
-              "D's step, g_loss through the updated D.",
+        Check("losses", 1, "Each call returns (d_loss, g_loss) as Python floats, equal to the reference's: d_loss "
+              "before D's step, g_loss through the updated D.",
               Rule(_losses_match, None, (*LOSS.values(), RETURNED, TRACE, *AFTER.values())),
               public=True),
     ),

@@ -143,8 +143,8 @@ def _gradcam(ns, inputs, device, obs):
     probes.observe_grads(obs, model)
 
 
-GRADCAM_WRITES = ("submodules", "output", "no deprecated hook", "full hook registered", "full hook fired", "hooks removed",
-                  "heatmap", "captured gradient", GRAD)
+GRADCAM_WRITES = ("submodules", "output", "no deprecated hook", "full hook registered", "full hook fired",
+                  "hooks removed", "heatmap", "captured gradient", GRAD)
 
 
 def _any_hook(ns, inputs, device, obs):

@@ -1,4 +1,5 @@
-"""The exercise inplace_dropout: `F.dropout(..., inplace=True)` after a ReLU in a classifier head (seed 000, timm MobileNetV4).
+"""The exercise inplace_dropout: `F.dropout(..., inplace=True)` after a ReLU in a classifier head
+(seed 000, timm MobileNetV4).
 
 `relu` saves its output for backward; in-place dropout overwrites that output, so backward raises, in
 float32 and under autocast alike. The report wrote both in place to save memory, and the task keeps that: in

@@ -5,7 +5,8 @@ The first pass saves the input: embedding keeps the token indices, `mul` keeps t
 fix must build new tensors for the second pass, with the same encoder (the seed's fix also swapped
 in a second encoder, which changes the model), and leave the caller's tensors as they were. Hidden batch
 sizes and lengths are drawn per salt, and one hidden scenario hands the model strided (not contiguous) tokens
-and mask (laid out column by column, as the transpose of a sequence-first batch). Nothing counts until both passes are right and backward runs.
+and mask (laid out column by column, as the transpose of a sequence-first batch). Nothing counts until both
+passes are right and backward runs.
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ def configure(export: argparse.ArgumentParser) -> None:
                             "references")
         p.add_argument("--timeout", type=float, default=60.0, help="seconds per submission (default 60)")
         p.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, metavar="MB",
-                       help=f"memory a submission may allocate beyond the grader's worker (default: {DEFAULT_MEMORY_MB}; "
+                       help="memory a submission may allocate beyond the grader's worker "
+                            f"(default: {DEFAULT_MEMORY_MB}; "
                             "the command says whether the platform's memory limit holds it)")
         p.add_argument("--public-salt", action="store_true",
                        help=f"allow a bundle without {SALT_ENV} (its hidden inputs are then the course's public ones: "

@@ -37,6 +37,8 @@ from ..status import Status
 VENV = "/opt/autograder-venv"
 BASE_IMAGE = "Ubuntu 22.04 (Python 3.10), Gradescope's default base image"
 
+# A line below that ends in one backslash goes on, in setup.sh, on the same line (Python joins them); two
+# backslashes are the shell's continuation, written as they are.
 SETUP_SH = f"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds this assignment's image ({BASE_IMAGE}).
 # AUTOGRADER_VENV replaces {VENV}; AUTOGRADER_TORCH_INDEX replaces PyTorch's CPU wheel index (a mirror, or a
@@ -72,9 +74,11 @@ chmod -R a+rX,go-w "$VENV"
 chown -R root:root "$SOURCE"
 chmod -R go-rwx "$SOURCE"
 
-"$VENV/bin/python" -I -c "import autograder.platforms.gradescope, torch; print('grader ready, torch', torch.__version__)"
+"$VENV/bin/python" -I -c "import autograder.platforms.gradescope, torch; \
+print('grader ready, torch', torch.__version__)"
 "$VENV/bin/python" -I -c "from autograder.runner.sandbox import bwrap_problem as p; w = p(); \\
-print('bubblewrap runs here' if w is None else f'bubblewrap does not run here ({{w}}): submissions will run as {STUDENT_USER}')"
+print('bubblewrap runs here' if w is None else \
+f'bubblewrap does not run here ({{w}}): submissions will run as {STUDENT_USER}')"
 """
 
 RUN_AUTOGRADER = f"""#!/usr/bin/env bash

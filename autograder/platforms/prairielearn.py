@@ -55,7 +55,8 @@ BUILD = "docker build --platform linux/amd64 -t {image} {folder}"
 """PrairieLearn's graders are x86-64 machines: an image built on an ARM machine (an Apple silicon Mac) without
 --platform linux/amd64 would not start there."""
 
-DOCKERFILE = f"""# The grading image for the exported PrairieLearn questions: Python, the CPU build of torch, this course,
+DOCKERFILE = f"""\
+# The grading image for the exported PrairieLearn questions: Python, the CPU build of torch, this course,
 # bubblewrap (the sandbox for student code) and {STUDENT_USER} (who runs student code where bubblewrap cannot).
 # Build it for PrairieLearn's x86-64 graders and push it where PrairieLearn can pull it, then use its name in
 # info.json (book/reference/platforms.md): {BUILD.format(image="NAME:TAG", folder="THIS_FOLDER")}
@@ -227,8 +228,8 @@ class PrairieLearn:
 
     def graded(self, config: BundleConfig, args: argparse.Namespace) -> BundleConfig:
         if args.exercise not in config.exercises:
-            raise ExportError(f"exercise {args.exercise!r} is not one this export grades ({', '.join(config.exercises)}):"
-                              " the question's entrypoint names the wrong exercise")
+            raise ExportError(f"exercise {args.exercise!r} is not one this export grades "
+                              f"({', '.join(config.exercises)}): the question's entrypoint names the wrong exercise")
         return replace(config, exercises=(args.exercise,))
 
     def results(self, results: list[Result], config: BundleConfig, seconds: float, note: str) -> dict[str, Any]:

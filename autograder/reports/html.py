@@ -116,7 +116,8 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
                         student_page(row, book, report.pages, True, code, said,
                                      roster_student.name if roster_student else ""))
             if for_students is not None:
-                files.write(for_students / page_name_ / "index.html", student_page(row, book, report.pages, False, code))
+                files.write(for_students / page_name_ / "index.html",
+                            student_page(row, book, report.pages, False, code))
         files.write(paths["gradebook"], student_gradebook_csv(book, roster_names(joined)))
         if joined is not None:
             text, notes = lms_csv(book, joined)

@@ -19,9 +19,9 @@ Three files:
   contains `Points Possible` gives the points of new assignments (and is copied from the roster for the
   existing ones; where Canvas's points differ from the exercise's, scores are scaled to them and the
   teacher told). Canvas's importer takes an empty cell or `-` as no score (`no_score?`), and its grade
-  parsing makes no score of `-` (assignment.rb `interpret_grade`); a grader error is written `-`. The roster is Canvas's own gradebook export
-  (Grades > Export > Export Entire Gradebook), whose identity columns are copied as they are. See also
-  Canvas's guide "How do I import grades in the Gradebook?"
+  parsing makes no score of `-` (assignment.rb `interpret_grade`); a grader error is written `-`. The roster
+  is Canvas's own gradebook export (Grades > Export > Export Entire Gradebook), whose identity columns are
+  copied as they are. See also Canvas's guide "How do I import grades in the Gradebook?"
   (community.canvaslms.com/t5/Instructor-Guide/How-do-I-import-grades-in-the-Gradebook/ta-p/807).
 - `gradebook_moodle.csv` (with a Moodle roster): Moodle's CSV grade import reads the format of its own
   export (docs.moodle.org Grade_import: "The import file format is the same as the corresponding export
@@ -154,9 +154,9 @@ def number(x: float) -> str:
 
 
 def student_gradebook_csv(book: Gradebook, also: list[str] | tuple[str, ...] = ()) -> str:
-    """gradebook_lms.csv, one row per student: the header `student, <exercise ids in course order>, total`; `also` adds rows with empty
-    cells (roster students without a submission). Text cells through csv_cell (no formulas: a student or
-    exercise named `=HYPERLINK(...)` stays text)."""
+    """gradebook_lms.csv, one row per student: the header `student, <exercise ids in course order>, total`;
+    `also` adds rows with empty cells (roster students without a submission). Text cells through csv_cell (no
+    formulas: a student or exercise named `=HYPERLINK(...)` stays text)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["student", *map(csv_cell, book.exercises), "total"])

@@ -206,8 +206,9 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
             attention.append({"label": label, "why": why, "entries": entries})
     class_wide = failed_by_all(graded)
     if class_wide:
-        attention.append({"label": "Failed by every submission that ran", "why": "the exercise, its hints or the "
-                          "check may need a look", "entries": [{"name": c, "href": "", "detail": ""} for c in class_wide]})
+        attention.append({"label": "Failed by every submission that ran",
+                          "why": "the exercise, its hints or the check may need a look",
+                          "entries": [{"name": c, "href": "", "detail": ""} for c in class_wide]})
     missing_some = []
     for row in book.rows:
         gone = [e for e in book.exercises if row.cell(e).status == MISSING]

@@ -33,9 +33,11 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="start (or resume) the workshop server and print the join and host URLs")
     s.add_argument("--state", type=Path, default=default_state(),
                    help="the room's state file, kept across restarts (default: %(default)s)")
-    s.add_argument("--new", action="store_true", help="start a new room (a new code and tokens) in place of the kept one")
+    s.add_argument("--new", action="store_true",
+                   help="start a new room (a new code and tokens) in place of the kept one")
     s.add_argument("--exercises", metavar="ID,...", help="the workshop's exercises, in order (default: all)")
-    s.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all; 127.0.0.1: this machine only)")
+    s.add_argument("--host", default="0.0.0.0",
+                   help="address to listen on (default: all; 127.0.0.1: this machine only)")
     s.add_argument("--port", type=int, help=f"port (default: the room's, else {DEFAULT_PORT}; 0: any free port)")
     s.add_argument("--public-url", help="the base URL participants reach this server by (a tunnel's https URL)")
     s.add_argument("--export", type=Path, metavar="DIR",
@@ -158,7 +160,8 @@ async def _serve(args: argparse.Namespace) -> int:
                     thresholds=Thresholds(args.stuck_attempts, args.stuck_minutes, args.gone_minutes),
                     max_participants=int(meta["max_participants"]), participant_rate=Rate(args.participant_rate, 10),
                     address_rate=Rate(args.address_rate, 4 * args.address_rate),
-                    prefix=hub.prefix if hub else "/", trusted=args.trust_forwarded or ("X-Forwarded-For" if hub else None))
+                    prefix=hub.prefix if hub else "/",
+                    trusted=args.trust_forwarded or ("X-Forwarded-For" if hub else None))
     workshop = Workshop(config, store, hub)
     try:
         server, port = listen(make_app(workshop), args.host, port, args.connections_per_address, args.max_connections,
@@ -217,7 +220,8 @@ def _banner(args, config, port: int, bases, resumed: bool, store) -> None:
     print("Ctrl-C (or closing this terminal) stops it and keeps the room"
           + (f", after exporting aggregates into {args.export}." if args.export else "."))
     print(f"  Host:    http://127.0.0.1:{port}/dashboard#token={config.host_token}")
-    print("           (this machine only; its projector view shows the join panel: project the page, not this terminal)")
+    print("           (this machine only; its projector view shows the join panel: "
+          "project the page, not this terminal)")
     if config.helper_urls:
         print(f"  Helpers: {config.helper_urls[0]}")
     print()

@@ -140,7 +140,8 @@ class SpotlightHandler(HostBase):
             known = ws.config.course.by_id[misconception]
             ws.spotlight = {"kind": "misconception", **known.to_json()}
         else:
-            found = ws.store.line(line_id) if isinstance(line_id, str) and re.fullmatch(r"[0-9a-f]{16}", line_id) else None
+            found = (ws.store.line(line_id) if isinstance(line_id, str) and re.fullmatch(r"[0-9a-f]{16}", line_id)
+                     else None)
             if found is None:
                 raise web.HTTPError(404)
             exercise, op, line = found

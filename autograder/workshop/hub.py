@@ -34,7 +34,8 @@ class Hub:
         if not match:
             raise web.HTTPError(401)
         model = await self.auth.user_for_token(match.group(1), sync=False)
-        if not model or model.get("kind", "user") != "user" or not self.auth.check_scopes(self.auth.access_scopes, model):
+        if (not model or model.get("kind", "user") != "user"
+                or not self.auth.check_scopes(self.auth.access_scopes, model)):
             raise web.HTTPError(403)
         return model["name"]
 

@@ -151,7 +151,8 @@ def _explain(exercise, names: list[str], key: str) -> tuple[str, str]:
     if BUG in names or not found:
         checks = "the check" if len(failing) == 1 else "the checks"
         text = f"{'Like the starting code, it' if BUG in names else 'It'} fails {checks} {fails}. {text}".strip()
-    read = "; ".join(dict.fromkeys(_chapter(e.chapter) for e in found)) or f"Exercise {exercise.number}: {exercise.title}"
+    read = ("; ".join(dict.fromkeys(_chapter(e.chapter) for e in found))
+            or f"Exercise {exercise.number}: {exercise.title}")
     return text, read
 
 

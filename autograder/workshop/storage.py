@@ -122,15 +122,18 @@ class Store:
 
     def hub_participant(self, pseudonym: str, seat: str, now: float) -> int:
         """On a hub, which vouched for the user: the participant, added the first time."""
-        self.db.execute("INSERT INTO participants (pseudonym, secret, seat, joined, last_seen) VALUES (?, NULL, ?, ?, ?) "
-                        "ON CONFLICT (pseudonym) DO UPDATE SET last_seen = excluded.last_seen", (pseudonym, seat, now, now))
+        self.db.execute("INSERT INTO participants (pseudonym, secret, seat, joined, last_seen) "
+                        "VALUES (?, NULL, ?, ?, ?) "
+                        "ON CONFLICT (pseudonym) DO UPDATE SET last_seen = excluded.last_seen",
+                        (pseudonym, seat, now, now))
         pid = self.db.execute("SELECT pid FROM participants WHERE pseudonym = ?", (pseudonym,)).fetchone()[0]
         self._changed(pid)
         return pid
 
     def add(self, pseudonym: str, secret: str | None, seat: str, now: float) -> int:
         cursor = self.db.execute("INSERT INTO participants (pseudonym, secret, seat, joined, last_seen) "
-                                 "VALUES (?, ?, ?, ?, ?)", (pseudonym, _hash(secret) if secret else None, seat, now, now))
+                                 "VALUES (?, ?, ?, ?, ?)",
+                                 (pseudonym, _hash(secret) if secret else None, seat, now, now))
         pid = cursor.lastrowid
         assert pid is not None  # an INSERT that succeeded sets it
         self._changed(pid)
@@ -222,7 +225,8 @@ class Store:
             "SELECT id, text FROM hints WHERE (exercise IS NULL OR exercise = ?) AND id NOT IN "
             "(SELECT hint FROM delivered WHERE pid = ?) ORDER BY id DESC LIMIT 3", (exercise, pid)).fetchall()
         if rows:
-            self.db.executemany("INSERT OR IGNORE INTO delivered (pid, hint) VALUES (?, ?)", [(pid, i) for i, _ in rows])
+            self.db.executemany("INSERT OR IGNORE INTO delivered (pid, hint) VALUES (?, ?)",
+                                [(pid, i) for i, _ in rows])
         return [text for _, text in reversed(rows)]
 
     # --- reading -----------------------------------------------------------------------------------------
@@ -235,7 +239,8 @@ class Store:
         return self._people
 
     def lines(self, limit: int = 50) -> list[tuple[str, str, str | None, str, int]]:
-        """Distinct culprit lines shared with the second opt-in (id, exercise, op, line, reports), most frequent first."""
+        """Distinct culprit lines shared with the second opt-in (id, exercise, op, line, reports), most frequent
+        first."""
         return self.db.execute(
             "SELECT id, exercise, op, line, reports FROM lines ORDER BY reports DESC, id LIMIT ?", (limit,)).fetchall()
 

@@ -12,7 +12,8 @@ Original code (solver.py, quoted in the issue):
     D_tc_loss.backward()
     self.optim_D.step()
 D_z = self.D(z) was computed from the VAE's z before optim_VAE.step() changed the encoder's weights.
-Convolutional encoder/decoder reduced to Linear layers (two in the encoder, so that one keeps its weight); z_dim 10 -> 6 as in the message; batches small.
+Convolutional encoder/decoder reduced to Linear layers (two in the encoder, so that one keeps its weight);
+z_dim 10 -> 6 as in the message; batches small.
 """
 import torch
 import torch.nn as nn

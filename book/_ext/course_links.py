@@ -105,7 +105,8 @@ def drop_duplicate_scripts(app, pagename: str, templatename: str, context: dict,
     for script in context.get("script_files", []):
         attributes = getattr(script, "attributes", {}) or {}
         # The copies differ only in filename None against '' (inline scripts), so both count as ''.
-        key = (str(getattr(script, "filename", script) or ""), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        key = (str(getattr(script, "filename", script) or ""),
+               tuple(sorted((k, str(v)) for k, v in attributes.items())))
         if key not in seen:
             seen.add(key)
             unique.append(script)

@@ -38,7 +38,8 @@ ATTACKS = {
                                 "print('wrote', n)\n",
     "leaves folders it may not be asked to remove": "import os\nfor i in range(200):\n"
                                                    "    os.makedirs(f'/tmp/job-{i}/x', exist_ok=True)\n"
-                                                   "    os.chmod(f'/tmp/job-{i}/x', 0)\n    os.chmod(f'/tmp/job-{i}', 0)\n",
+                                                   "    os.chmod(f'/tmp/job-{i}/x', 0)\n"
+                                                   "    os.chmod(f'/tmp/job-{i}', 0)\n",
     "nests folders thousands deep": "import os\nos.chdir('/tmp')\nfor i in range(3000):\n    os.mkdir('d')\n"
                                     "    os.chdir('d')\n",
     "leaves a process that keeps writing": "import subprocess\nsubprocess.Popen(['sh', '-c', 'while true; do echo x "

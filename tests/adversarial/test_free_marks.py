@@ -35,7 +35,8 @@ for path in places:
 
 ATTACKS = {
     # name: code, where {id} and {names} stand for the exercise's id and the names it defines
-    "imports the course's answer": "from autograder.exercises.{id} import *\nfrom autograder.exercises.{id} import {names}\n",
+    "imports the course's answer": "from autograder.exercises.{id} import *\n"
+                                   "from autograder.exercises.{id} import {names}\n",
     "loads the references from the package": "from autograder.reference_store import load_reference\n"
                                              "globals().update(load_reference('{id}'))\n",
     "reads the references from the repository": READ_REFERENCES,
@@ -43,7 +44,8 @@ ATTACKS = {
     "forges a report with a guessed token": FORGE.replace("TOKEN", "bytes(32)"),
     "only patches the grader": "import autograder.harness as h\nh.symbol_problems = lambda *a, **k: {}\n"
                                "h.run_trials = lambda *a, **k: {}\n",
-    "swaps a grader module in sys.modules": "import sys, types\nsys.modules['autograder.harness'] = types.ModuleType('x')\n",
+    "swaps a grader module in sys.modules": "import sys, types\n"
+                                            "sys.modules['autograder.harness'] = types.ModuleType('x')\n",
     "reads the token from the garbage collector": "import gc\nfor o in gc.get_objects():\n    pass\n",
     "reads the token from other threads' frames": "import sys\nsys._current_frames()\n",
     "reads the token from memory": "open('/proc/self/mem', 'rb')\n",
@@ -56,8 +58,10 @@ KEEPS_THE_BUG = {
                                     "h.run_trials = lambda *a, **k: {}\n",
     "patches the grader's probes": "\nimport autograder.probes as p\np.observe_grads = lambda *a, **k: None\n",
     "patches the wire": "\nimport autograder.runner.wire as w\nw.encode_report = lambda r: b''\n",
-    "patches a grader class": "\nfrom autograder.outcome import Outcome\nOutcome.__init__ = lambda self, *a, **k: None\n",
-    "patches a grader function's code": "\nimport autograder.harness as h\nh.run_trial.__code__ = (lambda *a, **k: {}).__code__\n",
+    "patches a grader class": "\nfrom autograder.outcome import Outcome\n"
+                              "Outcome.__init__ = lambda self, *a, **k: None\n",
+    "patches a grader function's code": "\nimport autograder.harness as h\n"
+                                        "h.run_trial.__code__ = (lambda *a, **k: {}).__code__\n",
     "patches json": "\nimport json\njson.dumps = lambda *a, **k: '{}'\n",
 }
 

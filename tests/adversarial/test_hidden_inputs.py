@@ -53,7 +53,8 @@ ON_EVERY_CALL = "        _rewrite_public_results(x)\n"
 
 @pytest.fixture(scope="module")
 def graded(pool, tmp_path_factory):
-    rewrite = REWRITE_PUBLIC + SOLUTION.replace("    def forward(self, x):\n", "    def forward(self, x):\n" + ON_EVERY_CALL)
+    rewrite = REWRITE_PUBLIC + SOLUTION.replace("    def forward(self, x):\n",
+                                                "    def forward(self, x):\n" + ON_EVERY_CALL)
     assert rewrite != REWRITE_PUBLIC + SOLUTION
     files = {"look.py": LOOK_EVERYWHERE + SOLUTION, "grab.py": GRAB + SOLUTION, "rewrite.py": rewrite,
              "honest.py": SOLUTION}

@@ -393,7 +393,8 @@ def test_a_job_cannot_stop_or_kill_its_worker(reached):
 
 def test_a_job_cannot_trace_any_process_it_can_see_nor_open_its_memory(reached):
     """Not even its own namespace's init, nor the process that forked it (the job's own processes aside):
-    they are in another user namespace, or not dumpable (native code, in a process of its own, outside the guard's reach)."""
+    they are in another user namespace, or not dumpable (native code, in a process of its own, outside the
+    guard's reach)."""
     results, _, _, _ = reached
     assert "REACHED []" in results["trace.py"]["stdout"], results["trace.py"]["stdout"]
 

@@ -2,9 +2,10 @@
 
 Each `references/<id>.py` holds, beside its REFERENCE, BROKEN (the report's code: it must score 0), CORRECT
 (name -> code: every one must score 10/10) and WRONG (name -> (code, the check or set of checks that must fail)),
-optionally SAYS (name -> words the failing check's feedback must contain); `autograder.reference_store.known_submissions`
-reads them. WRONG holds the exercise's starter with its `raise NotImplementedError` lines deleted (a `pass` in their
-place), which must fail every check: a forward that runs earns nothing while the exercise's bug is still there.
+optionally SAYS (name -> words the failing check's feedback must contain);
+`autograder.reference_store.known_submissions` reads them. WRONG holds the exercise's starter with its
+`raise NotImplementedError` lines deleted (a `pass` in their place), which must fail every check: a forward that
+runs earns nothing while the exercise's bug is still there.
 The exercises come from the registry, so a new exercise is graded here without a change.
 """
 
