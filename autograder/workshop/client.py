@@ -106,13 +106,13 @@ def join(url: str | None = None, *, seat: str = "", share_line: bool = False, sh
     room = _verify(base)
     kept = identity.load(room)
     request = {"v": VERSION, "seat": seat.strip()}
-    outcome = post(base + "/join", {**request, "pseudonym": kept[0], "secret": kept[1]} if kept else request, {}, 5)
-    if not outcome.ok and kept and outcome.why.startswith("HTTP 403"):
+    delivery = post(base + "/join", {**request, "pseudonym": kept[0], "secret": kept[1]} if kept else request, {}, 5)
+    if not delivery.ok and kept and delivery.why.startswith("HTTP 403"):
         identity.forget(room)  # not this room's any more: join as someone new
-        kept, outcome = None, post(base + "/join", request, {}, 5)
-    if not outcome.ok:
-        raise JoinError(f"Could not join the workshop at {_where(base)}: {outcome.why}")
-    name, secret = outcome.answer.get("pseudonym"), outcome.answer.get("secret") or (kept[1] if kept else None)
+        kept, delivery = None, post(base + "/join", request, {}, 5)
+    if not delivery.ok:
+        raise JoinError(f"Could not join the workshop at {_where(base)}: {delivery.why}")
+    name, secret = delivery.answer.get("pseudonym"), delivery.answer.get("secret") or (kept[1] if kept else None)
     if not isinstance(name, str) or not isinstance(secret, str):
         raise JoinError(f"{_where(base)} answered the join, but not as a workshop server does.")
     identity.keep(room, name, secret)
@@ -128,7 +128,7 @@ def join(url: str | None = None, *, seat: str = "", share_line: bool = False, sh
         print(f"(Your last kernel died during check({exercise!r}); the helpers see it.)")
     if _heartbeat is None:
         _heartbeat = Heartbeat(_beat)
-    _heartbeat.seconds = float(outcome.answer.get("heartbeat_s") or 60)
+    _heartbeat.seconds = float(delivery.answer.get("heartbeat_s") or 60)
 
 
 def _empty(exercise: str, status: str) -> dict:
@@ -190,14 +190,14 @@ def _send(data: dict) -> None:
     if _sender is None:
         _sender = Sender()
     down, earlier = _sender.down_since, _sender.pending
-    outcome = _sender.send(f"{session.url}/report", data, session.headers())
+    delivery = _sender.send(f"{session.url}/report", data, session.headers())
     if down is None and not earlier:
-        outcome.done.wait(WAIT)
-    if outcome.done.is_set() and outcome.ok:
+        delivery.done.wait(WAIT)
+    if delivery.done.is_set() and delivery.ok:
         print(f"Workshop: report received ({session.pseudonym}).")
-        _hints.extend(h for h in outcome.answer.get("hints", []) if isinstance(h, str))
-    elif outcome.done.is_set():
-        print(f"Workshop: report NOT received: {outcome.why}. Your check is unaffected; the next one tries again.")
+        _hints.extend(h for h in delivery.answer.get("hints", []) if isinstance(h, str))
+    elif delivery.done.is_set():
+        print(f"Workshop: report NOT received: {delivery.why}. Your check is unaffected; the next one tries again.")
     elif down is not None or earlier:
         print("Workshop: report NOT received yet: the server has not answered an earlier one"
               + (f" ({_sender.why})" if down is not None else "") + ". Your check is unaffected.")

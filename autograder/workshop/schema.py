@@ -40,7 +40,10 @@ class SchemaError(ValueError):
 
 
 @dataclass(frozen=True)
-class Report:
+class Attempt:
+    """One participant's attempt at an exercise, as its check() posted it: the checks' verdicts and, on failure,
+    what the locator and the message said (never the code)."""
+
     pseudonym: str
     exercise: str
     status: Status  # one of STATUSES
@@ -140,7 +143,7 @@ REPORT_KEYS = {"v", "pseudonym", "secret", "exercise", "status", "checks", "erro
                "feedback"}
 
 
-def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[str]] | None = None) -> Report:
+def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[str]] | None = None) -> Attempt:
     """The report in `body`, or SchemaError. `exercises`: the room's; `checks`: each one's public check names
     (an exercise missing from it is held to the pattern only)."""
     data = _object(body, REPORT_KEYS, {"v", "pseudonym", "exercise", "status", "checks"})
@@ -166,7 +169,7 @@ def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[s
         raise SchemaError("checks: a name twice")
     line = _text(data, "line", MAX_LINE, optional=True)
     feedback = _text(data, "feedback", MAX_FEEDBACK, optional=True, newlines=True)
-    return Report(
+    return Attempt(
         pseudonym=_text(data, "pseudonym", 30, PSEUDONYM), exercise=exercise, status=Status(status),
         checks=tuple(parsed), secret=_text(data, "secret", 64, SECRET, optional=True),
         error=_text(data, "error", 80, DOTTED, optional=True), op=_text(data, "op", 120, DOTTED, optional=True),

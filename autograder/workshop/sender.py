@@ -23,7 +23,7 @@ OPENER = urllib.request.build_opener(NoRedirect)
 
 
 @dataclass
-class Outcome:
+class Delivery:
     """What became of one post: `ok`, the answer's JSON, or why not (words)."""
 
     done: threading.Event = field(default_factory=threading.Event)
@@ -32,9 +32,9 @@ class Outcome:
     why: str = ""
 
 
-def post(url: str, data: dict, headers: dict[str, str], timeout: float = TIMEOUT) -> Outcome:
+def post(url: str, data: dict, headers: dict[str, str], timeout: float = TIMEOUT) -> Delivery:
     """One POST of JSON, now, in this thread."""
-    outcome = Outcome()
+    delivery = Delivery()
     request = urllib.request.Request(url, data=json.dumps(data).encode(), method="POST",
                                      headers={"Content-Type": "application/json", "User-Agent": "autograder-workshop",
                                               **headers})
@@ -42,16 +42,16 @@ def post(url: str, data: dict, headers: dict[str, str], timeout: float = TIMEOUT
         with OPENER.open(request, timeout=timeout) as response:
             raw = response.read(65536)
         answer = json.loads(raw) if raw else {}
-        outcome.ok, outcome.answer = True, answer if isinstance(answer, dict) else {}
+        delivery.ok, delivery.answer = True, answer if isinstance(answer, dict) else {}
     except urllib.error.HTTPError as e:
-        outcome.why = f"HTTP {e.code}: {_reason(e)}"
+        delivery.why = f"HTTP {e.code}: {_reason(e)}"
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
-        outcome.why = "no answer in time" if "timed out" in str(reason) else f"cannot reach the server ({reason})"
+        delivery.why = "no answer in time" if "timed out" in str(reason) else f"cannot reach the server ({reason})"
     except ValueError:
-        outcome.why = "the answer was not JSON"
-    outcome.done.set()
-    return outcome
+        delivery.why = "the answer was not JSON"
+    delivery.done.set()
+    return delivery
 
 
 def _reason(e: urllib.error.HTTPError) -> str:
@@ -72,27 +72,27 @@ class Sender:
         self.pending = 0  # posts queued or in flight
         threading.Thread(target=self._run, name="autograder-workshop", daemon=True).start()
 
-    def send(self, url: str, data: dict, headers: dict[str, str]) -> Outcome:
-        outcome = Outcome()
+    def send(self, url: str, data: dict, headers: dict[str, str]) -> Delivery:
+        delivery = Delivery()
         try:
-            self.queue.put_nowait((url, data, headers, outcome))
+            self.queue.put_nowait((url, data, headers, delivery))
             self.pending += 1
         except queue.Full:
-            outcome.why = "too many reports waiting (the server is not answering)"
-            outcome.done.set()
-        return outcome
+            delivery.why = "too many reports waiting (the server is not answering)"
+            delivery.done.set()
+        return delivery
 
     def _run(self) -> None:
         while True:
-            url, data, headers, outcome = self.queue.get()
+            url, data, headers, delivery = self.queue.get()
             done = post(url, data, headers)
-            outcome.ok, outcome.answer, outcome.why = done.ok, done.answer, done.why
+            delivery.ok, delivery.answer, delivery.why = done.ok, done.answer, done.why
             if done.ok:
                 self.down_since = None
             elif self.down_since is None:
                 self.down_since, self.why = time.time(), done.why
             self.pending -= 1
-            outcome.done.set()
+            delivery.done.set()
 
 
 class Heartbeat:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..status import Status
 from .names import pseudonym as draw_pseudonym
-from .schema import Report
+from .schema import Attempt
 
 SCHEMA = """
 PRAGMA journal_mode = WAL;
@@ -178,7 +178,7 @@ class Store:
         self._changed(pid)
 
     # --- reports -----------------------------------------------------------------------------------------
-    def record(self, pid: int, report: Report, now: float, misconception: str | None) -> None:
+    def record(self, pid: int, report: Attempt, now: float, misconception: str | None) -> None:
         """Adds one validated report (its op and error already the course's, or None)."""
         failing = json.dumps(list(report.failing))
         failed = report.status in FAILED
