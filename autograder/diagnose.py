@@ -203,11 +203,11 @@ def reveal(fn: Any = None, *args: Any, **kwargs: Any) -> None:
     print(found if isinstance(found, str) else feedback(diagnosis, found))
 
 
-class _CallableModule(types.ModuleType):
+class _DiagnoseModule(types.ModuleType):
     """`from autograder import diagnose` gives this module; calling it notes the diagnosis."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         return diagnose(*args, **kwargs)
 
 
-sys.modules[__name__].__class__ = _CallableModule
+sys.modules[__name__].__class__ = _DiagnoseModule

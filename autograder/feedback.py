@@ -19,7 +19,7 @@ from .wording import say
 
 
 @dataclass(frozen=True)
-class Rewrite:
+class LineFix:
     """A suggested fix of the culprit line: the code before and after (None: the fix is in words only)."""
 
     line: int
@@ -28,7 +28,7 @@ class Rewrite:
     why: str
 
 
-Suggester = Callable[[dict], "Rewrite | None"]
+Suggester = Callable[[dict], "LineFix | None"]
 _suggesters: list[Suggester] = []
 
 

@@ -30,7 +30,7 @@ from .settings import DEFAULT_SALT
 from .spec import Exercise, Inputs
 
 
-def _suggested_rewrite(report: dict) -> feedback.Rewrite | None:
+def _suggested_rewrite(report: dict) -> feedback.LineFix | None:
     """The culprit locator's suggested rewrite (blame/suggest.py), as feedback shows it: the core asks for it
     through feedback's registry and never imports the locator or libcst itself."""
     from .blame.suggest import suggest_from_line, without_comment  # libcst: only when an in-place error is explained
@@ -42,7 +42,7 @@ def _suggested_rewrite(report: dict) -> feedback.Rewrite | None:
     def shown(part: str | None) -> str | None:
         return None if part is None else "\n".join(without_comment(line.strip()) or "" for line in part.splitlines())
 
-    return feedback.Rewrite(found.line, shown(found.before), shown(found.after), found.why)
+    return feedback.LineFix(found.line, shown(found.before), shown(found.after), found.why)
 
 
 feedback.add_suggester(_suggested_rewrite)

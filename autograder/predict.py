@@ -256,11 +256,11 @@ def reveal() -> None:
         print(feedback(_watch.prediction, _watch.outcome))
 
 
-class _CallableModule(types.ModuleType):
+class _PredictModule(types.ModuleType):
     """`from autograder import predict` gives this module; calling it makes the prediction."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         return predict(*args, **kwargs)
 
 
-sys.modules[__name__].__class__ = _CallableModule
+sys.modules[__name__].__class__ = _PredictModule

@@ -50,15 +50,17 @@ from .runs import RUN_TIMEOUT, Program, record
 
 
 @dataclass(frozen=True)
-class Tolerance:
+class RewriteTolerance:
     rtol: float
     atol: float
     why: str
 
 
 TOLERANCES = {
-    True: Tolerance(1e-9, 1e-12, "float64: a rewrite may only change the order of a few roundings (eps 2.2e-16)"),
-    False: Tolerance(1e-5, 1e-7, "float32 (the program would not run in float64): eps 1.2e-7 times a few hundred"),
+    True: RewriteTolerance(1e-9, 1e-12,
+                           "float64: a rewrite may only change the order of a few roundings (eps 2.2e-16)"),
+    False: RewriteTolerance(1e-5, 1e-7,
+                            "float32 (the program would not run in float64): eps 1.2e-7 times a few hundred"),
 }
 """By whether the runs used float64."""
 
@@ -200,7 +202,7 @@ def _zeros_for_none(x: torch.Tensor | None, other: torch.Tensor | None) -> torch
     return torch.zeros_like(other) if x is None and other is not None else x
 
 
-def _other_values(ref: list, fixed: list, tol: Tolerance) -> str | None:
+def _other_values(ref: list, fixed: list, tol: RewriteTolerance) -> str | None:
     """Where the values backward starts from (the losses) differ, in words; None when they are equal."""
     for k, (a, b) in enumerate(zip(ref, fixed), 1):
         for x, y in zip(a, b):

@@ -83,7 +83,7 @@ class _Box:
     values: torch.Tensor
 
 
-class _Watch:
+class _HookCounter:
     """The student's pack_hook and unpack_hook, called through the grader's own, which count the calls and
     look at what comes out of each."""
 
@@ -307,7 +307,7 @@ def _observe_grads(obs: dict[str, Any], p: dict[str, torch.Tensor]) -> None:
 def _honest(program: Program):
     def run(ns, inputs, device, obs):
         p = _leaves(inputs)
-        watch = _Watch(ns, p)
+        watch = _HookCounter(ns, p)
         with watch.hooks():
             loss = program(p)
         watch.observe_packs(obs)
@@ -324,7 +324,7 @@ HONEST_WRITES = (GRAD, *WATCHED)
 def _dishonest(program: Program):
     def run(ns, inputs, device, obs):
         p = _leaves(inputs)
-        watch = _Watch(ns, p)
+        watch = _HookCounter(ns, p)
         with watch.hooks():
             loss = program(p)
         try:
@@ -348,7 +348,7 @@ def _double_use(ns, inputs, device, obs):
     """A tensor saved three times (twice by one multiplication), a graph run backward twice, then the tensor
     changed and backward run a third time."""
     p = _leaves(inputs)
-    watch = _Watch(ns, p)
+    watch = _HookCounter(ns, p)
     x = p["x"]
     with watch.hooks():
         a = x * 1

@@ -36,7 +36,7 @@ Three files:
 
 Both LMS files have one row per roster student, in the roster's order: a student with no submission is
 there with empty cells. Submissions whose student is not on the roster, and names that match several
-roster students, are left out of them and reported (`Join`).
+roster students, are left out of them and reported (`RosterJoin`).
 """
 
 from __future__ import annotations
@@ -292,7 +292,7 @@ def _clean(values: list[str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Join:
+class RosterJoin:
     """The gradebook's rows against the roster's students."""
 
     roster: Roster
@@ -319,7 +319,7 @@ def _index(students: tuple[RosterStudent, ...], attr: str) -> dict[str, set[int]
     return found
 
 
-def join(book: Gradebook, roster: Roster) -> Join:
+def join(book: Gradebook, roster: Roster) -> RosterJoin:
     """Each row to the roster student it belongs to: by Canvas user id where the file names carried one, then
     by SIS id, login, email or ID number, then by name; a key that fits several roster students decides
     nothing."""
@@ -344,7 +344,7 @@ def join(book: Gradebook, roster: Roster) -> Join:
         else:
             found.setdefault(index, []).append(row)
     index_of = {row.student: i for i, rows in found.items() for row in rows}
-    return Join(roster, {i: _merge(rows) for i, rows in found.items()}, index_of, tuple(unmatched),
+    return RosterJoin(roster, {i: _merge(rows) for i, rows in found.items()}, index_of, tuple(unmatched),
                 tuple(ambiguous))
 
 
@@ -433,7 +433,7 @@ def _lms_cell(row: Row | None, column: Column, maximum: float) -> str:
     return number(cell.score * scale)
 
 
-def lms_csv(book: Gradebook, joined: Join) -> tuple[str, list[str]]:
+def lms_csv(book: Gradebook, joined: RosterJoin) -> tuple[str, list[str]]:
     """The roster's import file (Canvas or Moodle, as the roster is) and notes for the teacher."""
     roster = joined.roster
     cols, notes = columns(book, roster)

@@ -24,7 +24,7 @@ from .graded import Graded
 from .lms import (
     MISSING,
     Gradebook,
-    Join,
+    RosterJoin,
     Row,
     number,
 )
@@ -183,14 +183,14 @@ def _anchor(exercise: str) -> str:
 class ClassReport:
     graded: list[Graded]
     book: Gradebook
-    joined: Join | None
+    joined: RosterJoin | None
     pages: dict[str, str]  # submission folder -> its page
     students: dict[str, str]  # student -> their page's name, without .html
     skipped: list[str]
     attention: dict[str, dict[str, str]]  # student -> reason -> detail
 
 
-def roster_names(joined: Join | None) -> list[str]:
+def roster_names(joined: RosterJoin | None) -> list[str]:
     return [s.name for s in joined.missing] if joined else []
 
 

@@ -29,7 +29,7 @@ from .course import Course
 from .limits import Buckets, Rate
 from .net import CappedServer, client_key
 from .schema import SchemaError, parse, parse_event, parse_join
-from .storage import Refused, Store, Thresholds
+from .storage import RoomRefused, Store, Thresholds
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -162,7 +162,7 @@ class JoinHandler(Base):
         try:
             name, secret = ws.store.join(join.seat, join.pseudonym, join.secret, time.time(), ws.max_participants,
                                          ws.config.thresholds.gone_minutes)
-        except Refused as e:
+        except RoomRefused as e:
             raise self.refuse(str(e), e.status, "full" if e.status == 503 else "secret") from None
         ws.changed()
         heartbeat = max(5.0, min(60.0, ws.config.thresholds.gone_minutes * 60 / 3))
@@ -179,7 +179,7 @@ class ParticipantHandler(Base):
             return ws.store.hub_participant(ws.hub.pseudonym(name), name[:40], time.time())
         try:
             return ws.store.participant(pseudonym, secret)
-        except Refused as e:
+        except RoomRefused as e:
             raise self.refuse(str(e), e.status, "secret") from None
 
 

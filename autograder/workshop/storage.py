@@ -49,7 +49,7 @@ PROGRESS = ("SELECT pid, exercise, status, failures, first_t, first_failure, las
             "misconception, feedback FROM progress")
 
 
-class Refused(Exception):
+class RoomRefused(Exception):
     """A join or report the room refuses; `status` is the HTTP status, the message says why in words."""
 
     def __init__(self, status: int, why: str):
@@ -114,10 +114,10 @@ class Store:
 
     # --- participants ------------------------------------------------------------------------------------
     def participant(self, pseudonym: str, secret: str | None) -> int:
-        """The participant's id; Refused(403) for a wrong secret or an unknown pseudonym."""
+        """The participant's id; RoomRefused(403) for a wrong secret or an unknown pseudonym."""
         row = self.db.execute("SELECT pid, secret FROM participants WHERE pseudonym = ?", (pseudonym,)).fetchone()
         if row is None or not (secret and row[1] and hmac.compare_digest(row[1], _hash(secret))):
-            raise Refused(403, "not a participant of this workshop: run check.join(URL) again")
+            raise RoomRefused(403, "not a participant of this workshop: run check.join(URL) again")
         return row[0]
 
     def hub_participant(self, pseudonym: str, seat: str, now: float) -> int:
@@ -142,7 +142,7 @@ class Store:
     def join(self, seat: str, pseudonym: str | None, secret: str | None, now: float, cap: int,
              gone_minutes: float) -> tuple[str, str | None]:
         """(pseudonym, a new secret or None): a participant back (their secret checked, their seat updated if
-        given), or a new one; Refused(403) for a wrong secret, Refused(503) when the room is full."""
+        given), or a new one; RoomRefused(403) for a wrong secret, RoomRefused(503) when the room is full."""
         if pseudonym is not None:
             pid = self.participant(pseudonym, secret)
             self.db.execute("UPDATE participants SET last_seen = ?, seat = CASE WHEN ? = '' THEN seat ELSE ? END "
@@ -150,7 +150,7 @@ class Store:
             self._changed(pid)
             return pseudonym, None
         if self.active(now, gone_minutes) >= cap:
-            raise Refused(503, f"the workshop is full ({cap} participants): tell the host, who can raise the limit")
+            raise RoomRefused(503, f"the workshop is full ({cap} participants): tell the host, who can raise the limit")
         for _ in range(100):
             name = draw_pseudonym()
             if self.db.execute("SELECT 1 FROM participants WHERE pseudonym = ?", (name,)).fetchone() is None:
