@@ -4,9 +4,12 @@ order swapped every round). CPU time is the grader's and everything it starts (i
 their jobs), counted by a cpuacct cgroup per run (cputime.py: as root, cgroup v1; "n/a" elsewhere): on a
 machine shared with other work, wall time moves with their load, CPU time far less.
 
-Run: `.venv/bin/python benchmarks/batch_240.py BEFORE [--copies 240] [--rounds 5] [--jobs 2]`, BEFORE a
-checkout of an earlier commit with its own .venv (made by its scripts/install). Prints each round and the
-medians, with the ratios after/before.
+Run: `.venv/bin/python benchmarks/batch_240.py BEFORE [--after AFTER] [--submissions DIR] [--copies 240]
+[--rounds 5] [--jobs 2]`, BEFORE (and AFTER, this checkout unless given) a checkout with its own .venv (made by
+its scripts/install, or `pip install torch==2.13.0 && pip install -e .`: grading needs no extra). The copies
+are of this checkout's samples/class, or of DIR: both checkouts must know its exercises' signatures, so a
+comparison of two older commits takes the older one's sample class. Prints each round and the medians, with
+the ratios after/before.
 """
 
 from __future__ import annotations
@@ -49,20 +52,22 @@ def grade(checkout: Path, folder: Path, out: Path, jobs: int, name: str) -> tupl
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("before", type=Path)
+    p.add_argument("--after", type=Path, default=ROOT)
+    p.add_argument("--submissions", type=Path, default=ROOT / "samples" / "class")
     p.add_argument("--copies", type=int, default=240)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--jobs", type=int, default=2)
     args = p.parse_args()
-    sides = [("before", args.before.resolve()), ("after", ROOT)]
+    sides = [("before", args.before.resolve()), ("after", args.after.resolve())]
     results: dict[str, list[tuple[float, float | None]]] = {"before": [], "after": []}
     loads = []
     with tempfile.TemporaryDirectory(prefix="autograder-batch-240-") as tmp:
-        folder = copies(Path(tmp), args.copies, ROOT / "samples" / "class", None)
+        folder = copies(Path(tmp), args.copies, args.submissions.resolve(), None)
         for i in range(args.rounds):
             for side, checkout in sides if i % 2 == 0 else sides[::-1]:
                 results[side].append(grade(checkout, folder, Path(tmp) / side, args.jobs, f"{side}-{i}"))
                 loads.append(os.getloadavg()[0])
-    print(f"{args.copies} submissions (copies of samples/class), --jobs {args.jobs}, load average "
+    print(f"{args.copies} submissions (copies of {args.submissions}), --jobs {args.jobs}, load average "
           f"{min(loads):.1f} to {max(loads):.1f}\n")
     print("| round | before wall (s) | after wall (s) | before CPU (s) | after CPU (s) |\n|---|---|---|---|---|")
     for i, (b, a) in enumerate(zip(results["before"], results["after"]), 1):
