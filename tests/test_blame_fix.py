@@ -7,10 +7,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -204,24 +206,29 @@ def blame_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
-def blame_in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def blame_in_process(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """blame_cli's command run by its own main() in this process, with blame_cli's environment and folder: the
     first run under the locator is in process there too (execute.py), and every run --fix makes is still a fresh
     Python; what is saved is one interpreter (and torch) started per call. For tests whose claim is what --fix
     does, not how the command starts (test_fix_writes_the_verified_rewrite_and_keeps_a_backup runs it as a
     process). Modules the script imported from its folder are dropped after, as a new process would not have
-    them (the cases' `helpers` is in every test's folder)."""
-    before, folder, environ = set(sys.modules), os.getcwd(), dict(os.environ)
+    them (the cases' `helpers` is in every test's folder), and so is linecache (scripts of the same name, other
+    text). `env` replaces blame_cli's environment (TMPDIR read anew, as a new process reads it)."""
+    before, folder, environ, temporary = set(sys.modules), os.getcwd(), dict(os.environ), tempfile.tempdir
     out, err = io.StringIO(), io.StringIO()
     try:
         os.chdir(cwd)
         os.environ.clear()
-        os.environ.update({"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        os.environ.update(env or {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        tempfile.tempdir = None
+        linecache.clearcache()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = script_command.main(list(args))
     finally:
         os.environ.clear()
         os.environ.update(environ)
+        tempfile.tempdir = temporary
+        linecache.clearcache()
         os.chdir(folder)
         for name in set(sys.modules) - before:
             if str(Path(cwd).resolve()) in str(getattr(sys.modules[name], "__file__", None) or ""):
