@@ -4,10 +4,15 @@ leaves no trace, and the grader's feedback shows the suggestion made from the re
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import linecache
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +20,7 @@ import torch
 
 from autograder import trials as trial_plan
 from autograder.blame import explain, locate, report_of
+from autograder.blame import script as script_command
 from autograder.blame.runs import Program
 from autograder.blame.suggest import suggest, suggest_from_line, suggestions
 from autograder.blame.verify import compare, reference, verify
@@ -202,6 +208,36 @@ def blame_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
+def blame_in_process(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """blame_cli's command run by its own main() in this process, with blame_cli's environment and folder: the
+    first run under the locator is in process there too (execute.py), and every run --fix makes is still a fresh
+    Python; what is saved is one interpreter (and torch) started per call. For tests whose claim is what --fix
+    does, not how the command starts (test_fix_writes_the_verified_rewrite_and_keeps_a_backup runs it as a
+    process). Modules the script imported from its folder are dropped after, as a new process would not have
+    them (the cases' `helpers` is in every test's folder), and so is linecache (scripts of the same name, other
+    text). `env` replaces blame_cli's environment (TMPDIR read anew, as a new process reads it)."""
+    before, folder, environ, temporary = set(sys.modules), os.getcwd(), dict(os.environ), tempfile.tempdir
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env or {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        tempfile.tempdir = None
+        linecache.clearcache()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = script_command.main(list(args))
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        tempfile.tempdir = temporary
+        linecache.clearcache()
+        os.chdir(folder)
+        for name in set(sys.modules) - before:
+            if str(Path(cwd).resolve()) in str(getattr(sys.modules[name], "__file__", None) or ""):
+                del sys.modules[name]
+    return subprocess.CompletedProcess(["blame", *args], status, out.getvalue(), err.getvalue())
+
+
 def test_json_carries_the_suggestion_unverified(tmp_path):
     shutil.copy(CASES_DIR / "seed001_script.py", tmp_path)
     done = blame_cli("--json", "seed001_script.py", cwd=tmp_path)
@@ -346,7 +382,7 @@ def test_inputs_is_added_to_the_call_as_written():
 def test_fix_keeps_a_later_backward_to_the_next_optimizer(source, kind, fixed, tmp_path):
     script = tmp_path / "train.py"
     script.write_text(source)
-    done = blame_cli("--fix", "--json", script.name, cwd=tmp_path)
+    done = blame_in_process("--fix", "--json", script.name, cwd=tmp_path)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     fix = json.loads(done.stdout)["fix"]
     assert fix["verified"] is True and fix["kind"] == kind, fix
@@ -374,7 +410,7 @@ def test_fix_restores_the_file_when_no_rewrite_is_verified(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(ACCUMULATED)
     before = script.stat().st_mtime_ns
-    done = blame_cli("--fix", script.name, cwd=tmp_path)
+    done = blame_in_process("--fix", script.name, cwd=tmp_path)
     assert done.returncode == 3, done.stdout[-3000:]
     for kind, line in (("restrict_backward", 20), ("move_step", 17)):  # written, run, and undone
         assert f"Tried ({kind}) train.py:{line}: not kept: leaf tensor" in done.stdout, done.stdout[-3000:]
@@ -389,7 +425,7 @@ def test_fix_with_one_optimizer_gives_words_and_exits_3(tmp_path):
     """thuml/Anomaly-Transformer#1's minimax: both losses train the same parameters, no rewrite keeps the maths."""
     script = tmp_path / "two_losses.py"
     script.write_text(STEP_BETWEEN_BACKWARDS)
-    done = blame_cli("--fix", script.name, cwd=tmp_path)
+    done = blame_in_process("--fix", script.name, cwd=tmp_path)
     assert done.returncode == 3, done.stdout[-3000:]
     assert "Tried" not in done.stdout
     assert "Not fixed: no rewrite could be verified, so no file was changed." in done.stdout
@@ -402,7 +438,7 @@ def test_fix_without_any_rewrite_exits_3_with_the_words(tmp_path):
     script = tmp_path / "hidden_backward.py"
     script.write_text(STEP_BETWEEN_BACKWARDS.replace("loss2.backward()  #", "second()  #").replace(
         "opt.zero_grad()\n", "opt.zero_grad()\n\n\ndef second():\n    loss2.backward()\n\n\n"))
-    done = blame_cli("--fix", "--json", script.name, cwd=tmp_path)
+    done = blame_in_process("--fix", "--json", script.name, cwd=tmp_path)
     fix = json.loads(done.stdout)["fix"]
     assert done.returncode == 3 and fix["verified"] is False and fix["after"] is None
     assert "Two fixes, two different maths" in fix["why"]
@@ -422,7 +458,7 @@ def case_script(name: str, folder: Path) -> Path:
 @pytest.mark.parametrize("name", FIXED_CASES)
 def test_every_program_of_the_test_set_is_fixed_and_verified(name, tmp_path):
     script = case_script(name, tmp_path)
-    done = blame_cli("--fix", "--json", script.name, cwd=tmp_path)
+    done = blame_in_process("--fix", "--json", script.name, cwd=tmp_path)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     fix = json.loads(done.stdout)["fix"]
     assert fix["verified"] is True and fix["kind"] == KIND[name], fix

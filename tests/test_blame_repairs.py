@@ -23,8 +23,7 @@ from autograder.blame.rewrite import OUT_OF_PLACE
 from autograder.blame.suggest import suggest_from_line, suggestions, words
 from autograder.blame.verify import compare
 from tests.blame_cases import cases
-from tests.conftest import ROOT
-from tests.test_blame_fix import recording
+from tests.test_blame_fix import blame_in_process, recording
 
 ALIAS = """\
 import torch
@@ -87,8 +86,9 @@ for step in range(2):
 
 
 def blame_fix(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder.blame.script", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=900, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    """The command, by its main() in this process (tests/test_blame_fix.py's blame_in_process): each run --fix
+    makes is still a fresh Python; the claims here are what --fix keeps, not how the command starts."""
+    return blame_in_process(*args, cwd=cwd)
 
 
 def values(script: Path) -> str:

@@ -1,6 +1,7 @@
 """`autograder blame --fix` never loses a line of the user's work: each case is done for real (two processes at
 once, real signals, an edit saved mid-run, a read-only file, a script that moves or writes files, a background
-child), and the user's bytes are checked afterwards."""
+child), and the user's bytes are checked afterwards. The cases that are not about processes run the command's
+main() in the test's process (in_process); every run --fix makes is a process of its own in all of them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.test_blame_fix import blame_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -44,6 +46,12 @@ def env(tmp_path: Path) -> dict[str, str]:
 def start(*args: str, cwd: Path, tmp_path: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "autograder.blame.script", *args], cwd=cwd, env=env(tmp_path),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def in_process(*args: str, cwd: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    """The command by its main() in this process, in env(tmp_path) (tests/test_blame_fix.py's blame_in_process):
+    for the cases about the user's bytes, not about processes; each run --fix makes is still a fresh Python."""
+    return blame_in_process(*args, cwd=cwd, env=env(tmp_path))
 
 
 def wait_for(process: subprocess.Popen, words: str) -> list[str]:
@@ -102,8 +110,7 @@ def test_a_script_that_copies_itself_and_changes_folder_gets_its_own_file_fixed(
     text = ("import os\nimport shutil\n\nimport torch\n\nos.makedirs('elsewhere', exist_ok=True)\n"
             "shutil.copy(__file__, 'elsewhere/train.py')\nos.chdir('elsewhere')\n" + SLOW.format(pause=0))
     script, original = project(tmp_path, text)
-    done = subprocess.run([sys.executable, "-m", "autograder.blame.script", "--fix", "--json", script.name],
-                          cwd=script.parent, env=env(tmp_path), capture_output=True, text=True, timeout=600)
+    done = in_process("--fix", "--json", script.name, cwd=script.parent, tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     fix = json.loads(done.stdout)["fix"]
     assert fix["file"] == "train.py" and fix["backup"] == "train.py.orig"
@@ -146,8 +153,7 @@ def test_an_edit_saved_while_fix_runs_is_kept_and_nothing_is_written(tmp_path):
 def test_a_file_that_cannot_be_written_is_refused_cleanly(tmp_path):
     script, original = project(tmp_path, SLOW.format(pause=0))
     script.chmod(0o444)
-    done = subprocess.run([sys.executable, "-m", "autograder.blame.script", "--fix", script.name],
-                          cwd=script.parent, env=env(tmp_path), capture_output=True, text=True, timeout=600)
+    done = in_process("--fix", script.name, cwd=script.parent, tmp_path=tmp_path)
     assert done.returncode == 4, done.stdout + done.stderr
     assert "Not fixed: cannot write train.py: it is read-only" in done.stderr
     assert "Traceback" not in done.stdout + done.stderr
@@ -159,8 +165,7 @@ def test_a_byte_order_mark_and_crlf_line_ends_are_kept(tmp_path):
     script, _ = project(tmp_path, "")
     original = b"\xef\xbb\xbf" + SLOW.format(pause=0).replace("\n", "\r\n").encode()
     script.write_bytes(original)
-    done = subprocess.run([sys.executable, "-m", "autograder.blame.script", "--fix", script.name],
-                          cwd=script.parent, env=env(tmp_path), capture_output=True, text=True, timeout=600)
+    done = in_process("--fix", script.name, cwd=script.parent, tmp_path=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert script.read_bytes() == original.replace(b"h += 1\r\n", b"h = h + 1\r\n")
     assert (script.parent / "train.py.orig").read_bytes() == original
@@ -173,8 +178,7 @@ def test_files_the_script_writes_are_changed_by_its_first_run_only(tmp_path):
             "torch.save({'w': torch.ones(2)}, 'ckpt.pt')\n" + SLOW.format(pause=0))
     script, _ = project(tmp_path, text)
     (script.parent / "log.txt").write_text("before\n")
-    done = subprocess.run([sys.executable, "-m", "autograder.blame.script", "--fix", script.name],
-                          cwd=script.parent, env=env(tmp_path), capture_output=True, text=True, timeout=600)
+    done = in_process("--fix", script.name, cwd=script.parent, tmp_path=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert (script.parent / "log.txt").read_text() == "before\nrun\n"
     import torch
@@ -187,8 +191,7 @@ def test_a_write_outside_the_scratch_folder_fails_the_run_not_the_users_file(tmp
     text = ("from pathlib import Path\n\nimport torch\n\n"
             "Path(__file__).with_name('out.txt').write_text('written by a run')\n" + SLOW.format(pause=0))
     script, original = project(tmp_path, text)
-    done = subprocess.run([sys.executable, "-m", "autograder.blame.script", "--fix", script.name],
-                          cwd=script.parent, env=env(tmp_path), capture_output=True, text=True, timeout=600)
+    done = in_process("--fix", script.name, cwd=script.parent, tmp_path=tmp_path)
     assert done.returncode == 3, done.stdout[-3000:]
     assert "writes only in its scratch folder" in done.stdout
     assert script.read_bytes() == original

@@ -1,15 +1,15 @@
 """Each exercise's `preload` says exactly which of torch's lazily imported modules (spec.LAZY_MODULES) its
 trials need: a worker warmed for that exercise alone (a platform's container) loads those before its
 snapshot and none of the others. Run as a worker runs it: a fresh process, the zygote's warm-up for no
-exercise, then the solution on every trial, public and hidden, with nothing of the grader's reference
-(which runs in the grader, not the worker)."""
+exercise, then, in a process forked from it for each exercise (as the zygote forks each job, so each one
+starts from the warm-up alone), the solution on every trial, public and hidden, with nothing of the grader's
+reference (which runs in the grader, not the worker)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -19,7 +19,7 @@ from autograder.spec import LAZY_MODULES
 from tests.conftest import ROOT, solution_code
 
 WORKER = r'''
-import json, sys
+import json, os, sys, traceback
 import torch
 torch.set_num_threads(1)
 from autograder.exercises import get
@@ -32,28 +32,47 @@ from autograder.trials import draw_hidden, plan
 def loaded():
     return sorted(m for m in LAZY_MODULES if m in sys.modules)
 
+def solve(exercise_id, code):
+    exercise = get(exercise_id)
+    trials = plan(exercise, ("cpu",), False)
+    inputs = {**load_public(exercise)[1], **draw_hidden(exercise, trials, "preload-test")}
+    report = run_answer(exercise, code, trials, inputs)
+    errors = [o.error.message for o in report.outcomes.values() if o.error is not None]
+    return {"after_warm_up": after_warm_up, "after_trials": loaded(), "load_error": str(report.load_error),
+            "errors": errors}
+
 _warm_up(())
 after_warm_up = loaded()
-exercise = get(sys.argv[1])
-trials = plan(exercise, ("cpu",), False)
-inputs = {**load_public(exercise)[1], **draw_hidden(exercise, trials, "preload-test")}
-report = run_answer(exercise, sys.stdin.read(), trials, inputs)
-errors = [o.error.message for o in report.outcomes.values() if o.error is not None]
-print(json.dumps({"after_warm_up": after_warm_up, "after_trials": loaded(), "load_error": str(report.load_error),
-                  "errors": errors}))
+found = {}
+for exercise_id, code in json.loads(sys.stdin.read()).items():  # one job after another, each forked from here
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            text = json.dumps(solve(exercise_id, code))
+        except BaseException:
+            text = json.dumps({"crashed": traceback.format_exc()})
+        with os.fdopen(write, "w") as out:
+            out.write(text)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        found[exercise_id] = json.loads(answer.read())
+    os.waitpid(pid, 0)
+print(json.dumps(found))
 '''
 
 
 @pytest.fixture(scope="module")
 def loaded_by_solutions() -> dict[str, dict]:
-    def run(exercise_id: str) -> dict:
-        done = subprocess.run([sys.executable, "-c", WORKER, exercise_id], input=solution_code(exercise_id),
-                              capture_output=True, text=True, cwd=ROOT, timeout=300)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return json.loads(done.stdout)
-
-    with ThreadPoolExecutor(2) as threads:
-        return dict(zip(EXERCISES, threads.map(run, EXERCISES)))
+    solutions = {exercise_id: solution_code(exercise_id) for exercise_id in EXERCISES}
+    done = subprocess.run([sys.executable, "-c", WORKER], input=json.dumps(solutions), capture_output=True,
+                          text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout)
+    assert list(found) == list(EXERCISES) and not [f for f in found.values() if "crashed" in f], found
+    return found
 
 
 def test_the_warm_up_for_no_exercise_loads_none_of_them(loaded_by_solutions):
