@@ -24,28 +24,6 @@ SOLUTIONS = ROOT / "solutions"
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 1))
 EXERCISE_NOTEBOOKS = ROOT / "exercises"
 
-# The files that take minutes, longest first. With `-n auto --dist loadfile`, a file runs whole on one worker,
-# in the order below; pytest-xdist's own order (most tests first) started these few-test, long files last, and
-# one core then worked alone for minutes at the end. Only the order changes: every test still runs.
-LONGEST_FIRST = ("tests/test_book.py", "tests/test_selfcheck_agrees.py", "tests/test_blame_fix.py",
-                 "tests/test_platforms_as_root.py", "tests/test_release.py", "tests/test_notebooks.py",
-                 "tests/test_blame_safety.py", "tests/test_adding_an_exercise.py", "tests/test_fuzz_submissions.py",
-                 "tests/test_blame_repairs.py", "tests/test_workshop_room.py", "tests/test_run_a_class.py")
-
-
-def pytest_configure(config):
-    if hasattr(config.option, "loadscopereorder"):
-        config.option.loadscopereorder = False  # the files go out in the order pytest_collection_modifyitems sets
-
-
-def pytest_collection_modifyitems(config, items):
-    """The longest files first (LONGEST_FIRST), then the others with the most tests first, as xdist orders them."""
-    files = [item.nodeid.split("::")[0] for item in items]
-    count = {f: files.count(f) for f in set(files)}
-    rank = {f: i for i, f in enumerate(LONGEST_FIRST)}
-    order = {id(item): (rank.get(f, len(rank)), -count[f], f) for item, f in zip(items, files)}
-    items.sort(key=lambda item: order[id(item)])
-
 
 def solution_code(exercise_id: str) -> str:
     """The answer cells of the exercise's solution notebook."""
