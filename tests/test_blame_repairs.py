@@ -91,6 +91,15 @@ def blame_fix(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return blame_in_process(*args, cwd=cwd)
 
 
+def fixed(tmp_path: Path, name: str, text: str) -> tuple[Path, subprocess.CompletedProcess]:
+    """`text` written to `name` and `blame --fix --json` run on it, which succeeds."""
+    script = tmp_path / name
+    script.write_text(text)
+    done = blame_fix("--fix", "--json", script.name, cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    return script, done
+
+
 def values(script: Path) -> str:
     done = subprocess.run([sys.executable, script.name], cwd=script.parent, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -144,10 +153,7 @@ def test_the_issues_alias_gets_the_copy_first():
 
 @pytest.mark.slow
 def test_two_culprits_are_fixed_one_after_the_other_all_written_at_once(tmp_path):
-    script = tmp_path / "rnn.py"
-    script.write_text(TWO_CULPRITS)
-    done = blame_fix("--fix", "--json", script.name, cwd=tmp_path)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    script, done = fixed(tmp_path, "rnn.py", TWO_CULPRITS)
     fix = json.loads(done.stdout)["fix"]
     assert [s["kind"] for s in fix["steps"]] == ["expand", "expand"] and fix["verified"] is True
     assert "another in-place error follows at rnn.py:12: fixing it too" in done.stderr
@@ -174,10 +180,7 @@ def test_a_saved_input_is_copied_where_it_is_read():
 
 @pytest.mark.slow
 def test_fix_verifies_the_copy_of_a_saved_input(tmp_path):
-    script = tmp_path / "cache.py"
-    script.write_text(CACHE)
-    done = blame_fix("--fix", "--json", script.name, cwd=tmp_path)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    script, done = fixed(tmp_path, "cache.py", CACHE)
     assert script.read_text() == CACHE.replace("y = lin(cache)", "y = lin(cache.clone())")
 
 
