@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 import torch
 
 from .evidence import Evidence, Failed, Pair, failed
-from .feedback import REWRITES, describe
+from .feedback.describe import REWRITES, describe
+from .feedback.wording import say
 from .outcome import ErrorInfo
 from .spec import PASS, Check, Rule, Selector, Verdict
-from .wording import say
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
-    from .feedback_text import FOOTER, feedback_text
+    from .feedback.text import FOOTER, feedback_text
     from .runner.pool import PoolError
     from .status import Status
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from .feedback.wording import say
 from .outcome import ErrorInfo, Outcome, Trial
 from .spec import Exercise, Family, Inputs, Selector, Verdict, select
-from .wording import say
 
 T = TypeVar("T")
 

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import feedback
 from .checks import explained
 from .evidence import Evidence, Failed, GraderError, label
+from .feedback import describe as feedback
+from .feedback.redact import Seen, redacted
+from .feedback.wording import say
 from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
 from .outcome import Outcome, RunReport, Trial
-from .redact import Seen, redacted
 from .result import Cause, Result, TestResult
 from .spec import Check, Exercise, Inputs, Verdict
 from .status import Status
-from .wording import say
 
 _RUN_FAILURES = {Status.TIMED_OUT: "timed out", Status.CRASHED: "crashed", Status.MALFORMED: "malformed"}
 """The wording template (wording.py) that says why a run sent no report."""

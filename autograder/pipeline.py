@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import feedback
 from . import trials as trial_plan
 from .exercises import get
+from .feedback import describe as feedback
 from .grade import grade
 from .outcome import Outcome, RunReport, Trial
 from .public import load_public

@@ -25,7 +25,7 @@ from typing import Any
 from .call import Stop, stopping
 from .cells import last_run_answers, notebook_code
 from .exercises import get
-from .feedback_text import FOOTER, feedback_text
+from .feedback.text import FOOTER, feedback_text
 from .harness import answer_steps, run_steps, trial_steps
 from .outcome import RunReport
 from .pipeline import Prepared, judge, prepare

@@ -25,8 +25,8 @@ from autograder.blame.runs import Program
 from autograder.blame.suggest import suggest, suggest_from_line, suggestions
 from autograder.blame.verify import compare, reference, verify
 from autograder.exercises import get
-from autograder.feedback import cause
-from autograder.feedback import describe as feedback
+from autograder.feedback.describe import cause
+from autograder.feedback.describe import describe as feedback
 from autograder.harness import run_answer
 from autograder.outcome import ErrorInfo
 from tests.blame_cases import cases

@@ -15,7 +15,7 @@ import pytest
 from autograder.call import Call, Stop, stopping
 from autograder.cells import marker_line
 from autograder.exercises import get
-from autograder.feedback_text import feedback_text
+from autograder.feedback.text import feedback_text
 from autograder.harness import load_answer, run_answer
 from autograder.pipeline import judge, run
 from autograder.runner.limits import Limits

@@ -1,6 +1,6 @@
 """Facts are fields: reword every sentence the grader writes and every reader still finds the same facts.
 
-The grader's sentences are named templates (autograder/wording.py). The `reworded` fixture replaces each with a
+The grader's sentences are named templates (autograder/feedback/wording.py). The `reworded` fixture replaces each with a
 different sentence holding the same fields (other words, another order), then a small class is graded with the
 real batch grader, and everything a reader of the results gets is compared with a run in the grader's own words:
 results.json's facts (statuses, scores, each check's trial and cause, each cause's error, lines, op, tampering),
@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import checks, wording
+from autograder import checks
 from autograder.batch import Preparations, Settings, grade_batch
 from autograder.bundle.config import BundleConfig
 from autograder.exercises import get
+from autograder.feedback import wording
 from autograder.outcome import ErrorInfo, RunReport
 from autograder.pipeline import judge, prepare
 from autograder.platforms import gradescope, prairielearn
@@ -193,7 +194,7 @@ def test_no_reader_of_results_searches_the_graders_words():
     tampering and forged reports."""
     root = Path(__file__).resolve().parent.parent / "autograder"
     readers = [*root.glob("reports/*.py"), *root.glob("platforms/*.py"), *root.glob("workshop/*.py"),
-               root / "feedback_text.py", root / "gradebook.py"]
+               root / "feedback" / "text.py", root / "gradebook.py"]
     searched = [text for path in readers for text in searched_strings(path.read_text())]
     assert searched  # the readers do search some text (file names, CSV headers): the check looks at something
     words = [part.strip(" .:()`\n~") for text in wording.TEMPLATES.values() for part in re.split(r"\{[^}]*\}", text)]

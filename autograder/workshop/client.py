@@ -176,7 +176,7 @@ def payload(result: Any, run_report: Any, session: Session | None) -> dict:
     if session and session.share_line and fields["line"] and fields["status"] != "passed":
         data["line"] = anonymise_line(fields["line"])
     if session and session.share_feedback and fields["status"] != "passed":
-        from ..feedback_text import feedback_text
+        from ..feedback.text import feedback_text
 
         data["feedback"] = clean_feedback(feedback_text(result))
     return {k: v for k, v in data.items() if v is not None or k in ("error", "op", "grad_mode")}

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
-from .outcome import ANSWER_FILE, ErrorInfo
-from .result import MAX_LINES, Cause
+from ..messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
+from ..outcome import ANSWER_FILE, ErrorInfo
+from ..result import MAX_LINES, Cause
 from .wording import say
 
 
