@@ -215,6 +215,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
     from .feedback.text import FOOTER, feedback_text
+    from .feedback.wording import say
     from .runner.pool import PoolError
     from .status import Status
 
@@ -223,7 +224,7 @@ def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | 
     except PoolError as e:
         return _error(e)
     if result is None:
-        print(f"Stopped after {args.timeout:g} s: does your code loop forever? (--timeout sets the limit)")
+        print(say("cli: stopped", stopped=say("stopped after", seconds=args.timeout)))
         return 1
     print(terminal_text(feedback_text(result)))  # a file that is not one's own (--sandbox) may print anything
     print(FOOTER)

@@ -26,6 +26,7 @@ from .call import Stop, stopping
 from .cells import last_run_answers, notebook_code
 from .exercises import get
 from .feedback.text import FOOTER, feedback_text
+from .feedback.wording import say
 from .harness import answer_steps, run_steps, trial_steps
 from .outcome import RunReport
 from .pipeline import Prepared, judge, prepare
@@ -99,7 +100,7 @@ def _judged(exercise: Exercise, prepared: Prepared, steps: Any, code: str | None
     except Stop as stop:
         if not stop.timed_out:  # Ctrl-C: no verdict
             return SelfCheck(None, None, (*notes, f"Self-check stopped ({stop}): no result."), judged, stop)
-        report = RunReport(Status.TIMED_OUT, f"stopped after {timeout:g} s (does your code loop forever?)")
+        report = RunReport(Status.TIMED_OUT, say("stopped after", seconds=timeout))
     return SelfCheck(judge(exercise, prepared, report, submission="notebook", answer=code), report, notes, judged)
 
 

@@ -5,12 +5,16 @@ the facts a page, an LMS export or the workshop needs travel as fields of the Re
 TestResult.trial). So any template here may be reworded freely; `tests/test_rewording.py` swaps every one of
 them and shows that reports, exports and the workshop still show the same facts.
 
-Each template is a `str.format` string; `say(name, **fields)` fills it.
+Each template is a `str.format` string; `say(name, **fields)` fills it. The grading core's templates are
+below; every other part of the course that speaks has its area in `catalogue/` (the run, intake, the notebook,
+blame, the workshop, reports, platforms, the command line), merged here into the one `TEMPLATES`.
 """
 
 from __future__ import annotations
 
-TEMPLATES: dict[str, str] = {
+from .catalogue import AREAS, blame, cli, intake, notebook, platforms, reports, run, workshop
+
+CORE: dict[str, str] = {
     # a trial, as a message names it (evidence.label)
     "trial": "scenario '{scenario}', {dtype} on {device}",
     # an error, explained (feedback.describe)
@@ -66,7 +70,24 @@ TEMPLATES: dict[str, str] = {
     "mismatch": "{what}: `{key}` {problem}, in {trial}.",
     "step failed": "{what} failed. In {trial}: {explanation}",
     "does not hold": "{failure} (in {trial}).",
+    # a run stopped by its time limit, wherever it ran (the pool, check(), the command line)
+    "stopped after": "stopped after {seconds:g} s (does your code loop forever?)",
 }
+
+
+def _merged() -> dict[str, str]:
+    merged = dict(CORE)
+    modules = (run, intake, notebook, blame, workshop, reports, platforms, cli)
+    assert [m.__name__.rpartition(".")[2] for m in modules] == list(AREAS)
+    for module in modules:
+        twice = sorted(set(merged) & set(module.TEMPLATES))
+        if twice:
+            raise ValueError(f"message ids defined twice: {twice}")
+        merged.update(module.TEMPLATES)
+    return merged
+
+
+TEMPLATES: dict[str, str] = _merged()
 
 
 def say(name: str, **fields: object) -> str:

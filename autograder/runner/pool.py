@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..feedback.wording import say
 from ..status import Status
 from . import Job, cgroup
 from .fdio import frame, split_frame
@@ -257,7 +258,7 @@ def _verdict(answer: dict, signed: bytes, token: bytes, job: Job) -> RunReport:
     from .wire import WireError
 
     if answer.get("status") == "timed_out":
-        return RunReport(status=Status.TIMED_OUT, detail=f"stopped after {job.timeout:g} s (an infinite loop?)")
+        return RunReport(status=Status.TIMED_OUT, detail=say("stopped after", seconds=job.timeout))
     if answer.get("report_cut"):
         return RunReport(status=Status.CRASHED, detail="your code's observations were too large to send back")
     if not signed:
