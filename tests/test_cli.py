@@ -150,7 +150,7 @@ def test_check_stops_a_loop_at_its_timeout_and_can_use_the_sandbox(tmp_path):
     loop.write_text("def clamped_softmax_loss(logits, target, eps):\n    while True:\n        try:\n            pass\n"
                     "        except Exception:\n            pass\n")
     proc = run_cli("check", str(loop), "--exercise", "data_trap", "--timeout", "2")
-    assert proc.returncode == 1 and "Stopped after 2 s" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "stopped after 2 s" in proc.stdout, proc.stdout + proc.stderr
     boxed = run_cli("check", str(solution("leaf_sgd")), "--sandbox")
     assert boxed.returncode == 0 and "[PASS]" in boxed.stdout, boxed.stdout + boxed.stderr
 
