@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 
 # The tensors under test are tiny: intra-op threads only contend on a shared 2-core machine. OMP_NUM_THREADS, when
-# set, wins: .ci/run runs the public-data and self-check tests with 1 and 2 threads (floats differ with the count).
+# set, wins: tests/test_cpu_variants.py runs the public-data tests with 1 and 2 threads (floats differ with the
+# count).
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 1))
 EXERCISE_NOTEBOOKS = ROOT / "exercises"
 
