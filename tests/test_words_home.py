@@ -78,6 +78,8 @@ def _exempt_nodes(tree: ast.AST) -> set[int]:
             last = name.split(".")[-1]
             if head in {"log", "logger", "logging", "LOG"} or name.startswith("re.") or last == "compile":
                 mark(node)
+            if last == "say" and node.args:  # a message id ("<area>: <what>"), not a sentence
+                mark(node.args[0])
             for kw in node.keywords:
                 if kw.arg in SELF_DESCRIPTION:
                     mark(kw.value)
