@@ -1,4 +1,4 @@
-"""The fields of a check that a workshop report is made of, read from the check's Result and RunReport: the
+"""The fields of a check that a workshop attempt is made of, read from the check's Result and RunReport: the
 same function for the participant's client and for the catalogue's signatures (misconceptions.py), so that
 the two can never read a run differently. Standard library only."""
 
@@ -16,7 +16,7 @@ def _culprit(error: Any) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def report_fields(result: Any, run_report: Any) -> dict:
+def attempt_fields(result: Any, run_report: Any) -> dict:
     """status, checks [(name, passed)], failing [names], error (class), op, grad_mode and line of the culprit
     write (the line only ever leaves with the second opt-in, anonymised)."""
     error_type = op = grad_mode = line = None
