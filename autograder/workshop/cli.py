@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..feedback.wording import say
+
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read off a projector
 DEFAULT_PORT = 8765
 
@@ -78,7 +80,7 @@ def qr_text(url: str) -> str:
 
         import segno
     except ImportError:
-        return "(pip install segno, or the course's [workshop] extra, for a QR code here)"
+        return say("workshop: no qr")
     out = io.StringIO()
     segno.make(url, error="m").terminal(out=out, compact=True, border=2)
     return out.getvalue()
@@ -99,7 +101,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_serve(args))
     except StartError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(say("workshop: error", why=e), file=sys.stderr)
         return 2
 
 
@@ -123,7 +125,8 @@ async def _serve(args: argparse.Namespace) -> int:
     from .export import check_folder
     from .limits import Rate
     from .net import PROXY, StartError, interface_addresses, listen
-    from .server import Config, Workshop, make_app, quiet_tornado
+    from .room import Config, Workshop
+    from .server import make_app, quiet_tornado
     from .storage import Store, Thresholds
 
     course = load()
@@ -131,7 +134,7 @@ async def _serve(args: argparse.Namespace) -> int:
         try:
             course = course.restricted(tuple(e.strip() for e in args.exercises.split(",") if e.strip()))
         except ValueError as e:
-            raise StartError(f"--exercises: {e}") from None
+            raise StartError(say("workshop: exercises option", why=e)) from None
     export = check_folder(args.export) if args.export else None
     if args.new and args.state.exists():
         _end(args.state, export)
@@ -140,7 +143,7 @@ async def _serve(args: argparse.Namespace) -> int:
         store = Store(args.state)
         meta, resumed = _room(store, args, course)
     except Exception as e:  # noqa: BLE001 - a file that is not a room's state: say so, in one line
-        raise StartError(f"--state {args.state}: not a workshop room's state ({type(e).__name__}: {e})") from None
+        raise StartError(say("workshop: state not a room", state=args.state, type=type(e).__name__, why=e)) from None
     if not args.exercises:
         course = course.restricted(tuple(e for e in meta["exercises"].split(",") if e in course.exercises))
     hub = None
@@ -150,7 +153,7 @@ async def _serve(args: argparse.Namespace) -> int:
         try:
             from .hub import Hub
         except ImportError as e:
-            raise StartError(f"--hub needs jupyterhub ({e}); run it in the hub's own environment") from None
+            raise StartError(say("workshop: hub needs jupyterhub", why=e)) from None
         hub = Hub(args.hub_group, bytes.fromhex(meta["hub_key"]))
         service = urlsplit(os.environ.get("JUPYTERHUB_SERVICE_URL", ""))
         args.host, args.port = service.hostname or args.host, service.port or args.port
@@ -191,10 +194,9 @@ async def _serve(args: argparse.Namespace) -> int:
             from .export import export as write_export
 
             path = write_export(store, course, config.code, time.time(), config.thresholds, export)
-            print(f"exported: {path}", flush=True)
+            print(say("workshop: exported", path=path), flush=True)
         store.close()
-        print(f"stopped ({workshop.accepted} reports this run). The room is kept in {args.state}: run the same "
-              "command to resume it; `autograder workshop end` deletes it.", flush=True)
+        print(say("workshop: stopped", attempts=workshop.accepted, state=args.state), flush=True)
     return 0
 
 
@@ -209,31 +211,31 @@ def _bases(args, port: int, interfaces: list[tuple[str, str]]) -> list[tuple[str
 
 def _banner(args, config, port: int, bases, resumed: bool, store) -> None:
     if args.hub:
-        print(f"Workshop service on {args.host}:{port}, under the hub at {config.prefix}", flush=True)
-        print(f"  Participants: nothing to do (the hub sets AUTOGRADER_WORKSHOP); dashboard: {config.prefix}dashboard "
-              f"for the hub group {args.hub_group!r}", flush=True)
+        print(say("workshop: hub service", host=args.host, port=port, prefix=config.prefix), flush=True)
+        print(say("workshop: hub participants", prefix=config.prefix, group=args.hub_group), flush=True)
         return
     people = len(store.people())
-    print(f"Workshop server running: room {config.code}"
-          + (f", resumed ({people} participant{'s' if people != 1 else ''} so far)" if resumed else ", new")
-          + f". State: {args.state}")
-    print("Ctrl-C (or closing this terminal) stops it and keeps the room"
-          + (f", after exporting aggregates into {args.export}." if args.export else "."))
-    print(f"  Host:    http://127.0.0.1:{port}/dashboard#token={config.host_token}")
-    print("           (this machine only; its projector view shows the join panel: "
-          "project the page, not this terminal)")
+    if not resumed:
+        print(say("workshop: running new", code=config.code, state=args.state))
+    elif people == 1:
+        print(say("workshop: running resumed one", code=config.code, state=args.state))
+    else:
+        print(say("workshop: running resumed", code=config.code, people=people, state=args.state))
+    print(say("workshop: stops, exports and keeps", export=args.export) if args.export
+          else say("workshop: stops and keeps"))
+    print(say("workshop: host url", port=port, token=config.host_token))
+    print(say("workshop: host url note"))
     if config.helper_urls:
-        print(f"  Helpers: {config.helper_urls[0]}")
+        print(say("workshop: helpers url", url=config.helper_urls[0]))
     print()
     if not bases:
-        print("  No network address found: participants on other machines cannot reach this one. Join the room's "
-              "network, or use a tunnel and --public-url.")
+        print(say("workshop: no address"))
         return
-    print(f"Participants join with code {config.code}:")
+    print(say("workshop: join with code", code=config.code))
     width = max(len(url) for url in config.join_urls)
     for url, (_, where) in zip(config.join_urls, bases):
-        print(f"  {url:{width}}  ({where})")
-    print(f'  in a notebook: check.join("{config.join_urls[0]}", seat="B12")')
+        print(say("workshop: join url", url=url.ljust(width), where=where))
+    print(say("workshop: join in a notebook", url=config.join_urls[0]))
     if not args.no_qr:
         print(qr_text(config.join_urls[0]))
     sys.stdout.flush()
@@ -251,9 +253,10 @@ def _end(state: Path, export: Path | None) -> None:
         kept = tuple(e for e in meta.get("exercises", "").split(",") if e in course.exercises)
         path = write_export(store, course.restricted(kept or course.exercises), meta["code"], time.time(),
                             Thresholds(), export)
-        print(f"exported: {path}")
+        print(say("workshop: exported", path=path))
     store.delete()
-    print(f"deleted the room {meta.get('code', '(empty)')} ({state})")
+    print(say("workshop: deleted", code=meta["code"], state=state) if "code" in meta
+          else say("workshop: deleted empty", state=state))
 
 
 def cmd_end(args: argparse.Namespace) -> int:
@@ -261,12 +264,12 @@ def cmd_end(args: argparse.Namespace) -> int:
     from .net import StartError
 
     if not args.state.is_file():
-        print(f"error: no room kept at {args.state}", file=sys.stderr)
+        print(say("workshop: no room kept", state=args.state), file=sys.stderr)
         return 2
     try:
         _end(args.state, check_folder(args.export) if args.export else None)
     except StartError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(say("workshop: error", why=e), file=sys.stderr)
         return 2
     return 0
 
@@ -277,11 +280,11 @@ def cmd_misconceptions(args: argparse.Namespace) -> int:
     if args.check:
         problems = misconceptions.drift()
         for problem in problems:
-            print(f"course.json has drifted: {problem}")
+            print(say("workshop: course drifted", problem=problem))
         if problems:
-            print("run `autograder workshop misconceptions` and commit autograder/workshop/course.json")
+            print(say("workshop: course drifted fix"))
         return 1 if problems else 0
-    print(f"wrote {misconceptions.write()}")
+    print(say("workshop: wrote", path=misconceptions.write()))
     return 0
 
 

@@ -2,7 +2,7 @@
 in-place ops and errors it accepts, and the known wrong answers, as `autograder workshop misconceptions`
 wrote them into course.json (package data, generated from the catalogues in references/).
 
-A report is matched to a known wrong answer by its signature: the public checks it fails, the error's
+An attempt is matched to a known wrong answer by its signature: the public checks it fails, the error's
 class, the culprit op, and whether grad mode was on at the culprit write (which tells `no_grad` around `+=`
 from the untouched `+=`). Only labels and explanations are shipped and shown, never anyone's code.
 Standard library only: the participant's client computes signatures with it too.
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import exercise_ids
+from ..feedback.wording import say
 
 DATA = Path(__file__).resolve().parent / "course.json"
 FORMAT = 1
@@ -58,8 +59,8 @@ class Course:
         """The same course, its room limited to `exercises` (ValueError names any that are not the course's)."""
         unknown = [e for e in exercises if e not in self.exercises]
         if unknown or not exercises:
-            raise ValueError(f"not exercises of this course: {', '.join(unknown) or '(none given)'}; "
-                             f"they are: {', '.join(self.exercises)}")
+            raise ValueError(say("workshop: not exercises", unknown=", ".join(unknown) or "(none given)",
+                                 exercises=", ".join(self.exercises)))
         return Course(tuple(dict.fromkeys(exercises)), self.checks, self.titles, self.table, self.by_id, self.ops,
                       self.errors)
 

@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..feedback.wording import say
 from .course import Course
 from .net import StartError
 from .storage import Store, Thresholds
@@ -28,7 +29,7 @@ def check_folder(folder: Path) -> Path:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
-        raise StartError(f"--export {folder}: {e.strerror or e}") from None
+        raise StartError(say("workshop: export folder", folder=folder, why=e.strerror or e)) from None
     return folder.resolve()
 
 
@@ -43,7 +44,7 @@ def _write(path: Path, header: list[str], rows: list) -> Path:
 def export(store: Store, course: Course, code: str, now: float, thresholds: Thresholds, folder: Path) -> Path:
     """Writes the aggregates into a new folder under `folder`; returns it."""
     view = state(store, course, now, thresholds)
-    runs = {e: (n, failed) for e, n, failed in store.report_counts()}
+    runs = {e: (n, failed) for e, n, failed in store.attempt_counts()}
     grid = [[g["exercise"], view["participants"], g["not_started"], g["failing"], g["passed"],
              "" if g["median_minutes"] is None else g["median_minutes"], *runs.get(g["exercise"], (0, 0))]
             for g in view["grid"]]
@@ -68,7 +69,7 @@ def export(store: Store, course: Course, code: str, now: float, thresholds: Thre
                 continue
             os.rename(work, final)  # onto the empty folder just claimed: complete, or not there
             return final
-        raise OSError(f"no free name for an export in {folder}")
+        raise OSError(say("workshop: no free export name", folder=folder))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -88,9 +89,9 @@ def grid_png(grid: list[dict], participants: int, path: Path) -> Path:
         values = [g[key] for g in grid][::-1]
         ax.barh(names, values, left=left, color=color, label=label)
         left = [a + b for a, b in zip(left, values)]
-    ax.set_xlabel(f"participants (of {participants})")
+    ax.set_xlabel(say("workshop: grid axis", participants=participants))
     ax.legend(loc="lower right", fontsize="small")
-    ax.set_title("Where the room got to")
+    ax.set_title(say("workshop: grid title"))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

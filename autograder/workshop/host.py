@@ -2,7 +2,7 @@
 
 - `GET  dashboard`, `static/NAME`: the page;
 - `GET  api/state?view=projector|helper|controls&since=VERSION`: the room; with `since`, the answer waits
-  (up to 25 s) until the room has changed since that version: the page asks again at once, so a report
+  (up to 25 s) until the room has changed since that version: the page asks again at once, so an attempt
   shows within about NOTIFY_EVERY seconds (a long poll: the token travels in a header, which EventSource
   cannot send);
 - `POST api/spotlight` (a shared line, a misconception, or nothing), `api/hint`, `api/limits`: the host only.
@@ -27,14 +27,16 @@ from typing import cast
 from tornado import web
 from tornado.http1connection import HTTP1Connection
 
+from ..feedback.wording import say
 from .net import LOOPBACK, TRUSTABLE
-from .server import Base
+from .room import Base
 from .views import state
 
 STATIC = Path(__file__).resolve().parent / "static"
 FORWARDING = TRUSTABLE + ("Forwarded",)
 WAIT = 25.0
 MAX_HINT = 300
+MAX_PARTICIPANTS = 5000
 
 
 class HostBase(Base):
@@ -52,11 +54,11 @@ class HostBase(Base):
         token = given[7:].encode() if given.startswith("Bearer ") else b""
         if token and hmac.compare_digest(token, self.ws.config.host_token.encode()):
             if not self.is_local():
-                raise web.HTTPError(403, reason="the host token works only on the host's machine")
+                raise web.HTTPError(403, reason=say("workshop: host token elsewhere"))
             return "host"
         if token and hmac.compare_digest(token, self.ws.config.helper_token.encode()):
             return "helper"
-        raise web.HTTPError(401, reason="no token, or not this room's: open the URL the server printed")
+        raise web.HTTPError(401, reason=say("workshop: no token"))
 
     def host_post(self) -> dict:
         """The JSON body of a host's POST, after its rights and the anti-forgery header."""
@@ -155,9 +157,9 @@ class HintHandler(HostBase):
         text, exercise = data.get("text"), data.get("exercise")
         if not isinstance(text, str) or not text.strip() or len(text) > MAX_HINT or any(
                 unicodedata.category(ch).startswith("C") for ch in text):
-            raise web.HTTPError(400, reason=f"a hint is one line of at most {MAX_HINT} characters")
+            raise web.HTTPError(400, reason=say("workshop: hint too long", limit=MAX_HINT))
         if exercise is not None and exercise not in self.ws.config.course.exercises:
-            raise web.HTTPError(400, reason="not an exercise of this workshop")
+            raise web.HTTPError(400, reason=say("workshop: hint exercise unknown"))
         self.ws.store.add_hint(exercise, " ".join(text.split()), time.time())
         self.done()
 
@@ -166,8 +168,8 @@ class LimitsHandler(HostBase):
     def post(self) -> None:
         data = self.host_post()
         cap = data.get("max_participants")
-        if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= 5000:
-            raise web.HTTPError(400, reason="max_participants: a whole number from 1 to 5000")
+        if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= MAX_PARTICIPANTS:
+            raise web.HTTPError(400, reason=say("workshop: max participants", low=1, high=MAX_PARTICIPANTS))
         self.ws.max_participants = cap
         self.ws.store.set_meta({"max_participants": str(cap)})
         self.done()

@@ -17,6 +17,7 @@ import secrets
 from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
 from tornado import web
 
+from ..feedback.wording import say
 from .names import pseudonym
 
 
@@ -52,7 +53,7 @@ class Hub:
             handler.redirect(handler.get_login_url())
             raise web.Finish()
         if not self.is_host(handler):
-            raise web.HTTPError(403, reason=f"the dashboard is for the hub group {self.group!r}")
+            raise web.HTTPError(403, reason=say("workshop: hub group only", group=self.group))
         handler.xsrf_token  # noqa: B018 - sets the _xsrf cookie that the page's fetch() sends back (X-XSRFToken)
 
     def wrap(self, handler_class: type) -> type:

@@ -1,11 +1,11 @@
 """`autograder workshop misconceptions [--check]`: writes course.json, what the live view knows of the course.
 
-For every exercise: its public check names, and what a participant's report of each known wrong answer of
+For every exercise: its public check names, and what a participant's attempt of each known wrong answer of
 its catalogue (references/<id>.py: BROKEN, WRONG) looks like, run through the notebook's self-check path
 (public inputs, in this process: the catalogues are the teacher's own code). Answers that fail alike share
 one signature and one label ("A or B"); an answer that passes every public check cannot be told from a
-right one and is listed as unseen. Also: the in-place ops of the installed torch (the only op names a
-report may show). Needs torch and references/; the server and participants' kernels never import it.
+right one and is listed as unseen. Also: the in-place ops of the installed torch (the only op names an
+attempt may show). Needs torch and references/; the server and participants' kernels never import it.
 
 Each explanation is a claim about PyTorch, shown on a projector: the claim's own check (`proof`) runs here,
 on the installed torch, before the file is written.
@@ -28,14 +28,15 @@ import torch
 from ..catalog import exercise_ids
 from ..cells import marker_line
 from ..exercises import get
+from ..feedback.wording import say
 from ..pipeline import prepare
 from ..reference_store import known_submissions
 from ..selfcheck import self_check
+from .attempt_fields import attempt_fields
 from .course import DATA, FORMAT, signature
-from .report_fields import report_fields
 
 BOOK = Path(__file__).resolve().parents[2] / "book" / "chapters"
-BUG = "the bug, unchanged"
+BUG = say("workshop: the bug unchanged")
 
 
 def _version_error(fn: Callable[[], None]) -> bool:
@@ -101,22 +102,17 @@ class Explanation:
 
 
 EXPLANATIONS = (
-    Explanation(re.compile(r"no_grad"), True, "`torch.no_grad()` only stops recording new operations. An in-place "
-                "write inside it still moves the version counter of a tensor saved before, so backward fails the "
-                "same way.", "06_grad_modes", _no_grad_write_still_fails),
-    Explanation(re.compile(r"\.data"), False, "`.data` is the same storage with autograd looking away: a write "
-                "through it does not move the version counter. Nothing raises, and what backward computes from the "
-                "changed tensor is silently wrong.",
-                "05_detach_clone_data", _data_write_is_silent_and_wrong),
-    Explanation(re.compile(r"detach"), False, "`detach()` cuts the graph: no gradient flows back through it, and "
-                "nothing says so.", "05_detach_clone_data", _detach_shares_and_cuts),
-    Explanation(re.compile(r"detach"), True, "`detach()` shares the storage and the version counter: a write "
-                "through it still changes the saved tensor.", "05_detach_clone_data", _detach_shares_and_cuts),
-    Explanation(re.compile(r"\bclone"), True, "A clone made after the in-place write copies the changed tensor: "
-                "the saved one is still changed. Clone before writing, and write into the clone.",
-                "05_detach_clone_data", _late_clone_does_not_help),
-    Explanation(re.compile(r"retain_graph"), True, "`retain_graph=True` keeps the graph for another backward; it "
-                "does not undo an in-place write to a tensor the graph saved.", "03_version_counter",
+    Explanation(re.compile(r"no_grad"), True, say("workshop: explain no_grad"), "06_grad_modes",
+                _no_grad_write_still_fails),
+    Explanation(re.compile(r"\.data"), False, say("workshop: explain data"), "05_detach_clone_data",
+                _data_write_is_silent_and_wrong),
+    Explanation(re.compile(r"detach"), False, say("workshop: explain detach cuts"), "05_detach_clone_data",
+                _detach_shares_and_cuts),
+    Explanation(re.compile(r"detach"), True, say("workshop: explain detach shares"), "05_detach_clone_data",
+                _detach_shares_and_cuts),
+    Explanation(re.compile(r"\bclone"), True, say("workshop: explain late clone"), "05_detach_clone_data",
+                _late_clone_does_not_help),
+    Explanation(re.compile(r"retain_graph"), True, say("workshop: explain retain_graph"), "03_version_counter",
                 _retain_graph_does_not_help),
 )
 
@@ -126,7 +122,7 @@ def _chapter(name: str) -> str:
     heading = next(line for line in (BOOK / f"{name}.md").read_text(encoding="utf-8").splitlines()
                    if line.startswith("# "))
     number, _, title = heading[2:].partition(". ")
-    return f"Chapter {number}: {title}"
+    return say("workshop: read chapter", number=number, title=title)
 
 
 def _run(exercise, prepared, code: str) -> tuple[str, str]:
@@ -136,7 +132,7 @@ def _run(exercise, prepared, code: str) -> tuple[str, str]:
         raise RuntimeError(f"{exercise.id}: a catalogue entry did not finish")
     if found.report.load_error is not None and found.report.load_error.type == "SyntaxError":
         raise RuntimeError(f"{exercise.id}: a catalogue entry does not load: {found.report.load_error.message}")
-    fields = report_fields(found.result, found.report)
+    fields = attempt_fields(found.result, found.report)
     return fields["status"], signature(fields["failing"], fields["error"], fields["op"], fields["grad_mode"])
 
 
@@ -149,10 +145,15 @@ def _explain(exercise, names: list[str], key: str) -> tuple[str, str]:
              and any(e.words.search(n) for n in names if n != BUG)]
     text = " ".join(dict.fromkeys(e.text for e in found))
     if BUG in names or not found:
-        checks = "the check" if len(failing) == 1 else "the checks"
-        text = f"{'Like the starting code, it' if BUG in names else 'It'} fails {checks} {fails}. {text}".strip()
+        if BUG in names:
+            said = (say("workshop: fails the check like the bug", fails=fails) if len(failing) == 1
+                    else say("workshop: fails the checks like the bug", fails=fails))
+        else:
+            said = (say("workshop: fails the check", fails=fails) if len(failing) == 1
+                    else say("workshop: fails the checks", fails=fails))
+        text = " ".join(filter(None, (said, text)))
     read = ("; ".join(dict.fromkeys(_chapter(e.chapter) for e in found))
-            or f"Exercise {exercise.number}: {exercise.title}")
+            or say("workshop: read exercise", number=exercise.number, title=exercise.title))
     return text, read
 
 

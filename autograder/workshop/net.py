@@ -12,6 +12,7 @@ from collections import Counter
 
 from tornado import httpserver, netutil
 
+from ..feedback.wording import say
 from .schema import MAX_BODY
 
 LOOPBACK = ("127.", "::1", "::ffff:127.")
@@ -76,10 +77,10 @@ def listen(app, host: str, port: int, per_address: int = 16, total: int = 512,
         sockets = netutil.bind_sockets(port, host)
     except OSError as e:
         if e.errno == errno.EADDRINUSE:
-            raise StartError(f"port {port} is busy (another workshop server?): stop it, or choose --port") from None
+            raise StartError(say("workshop: port busy", port=port)) from None
         if e.errno in (errno.EADDRNOTAVAIL, errno.EACCES, -2, -3, -5):
-            raise StartError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-        raise StartError(f"cannot listen on {host}:{port}: {e}") from None
+            raise StartError(say("workshop: cannot listen", host=host, port=port, why=e.strerror or e)) from None
+        raise StartError(say("workshop: cannot listen", host=host, port=port, why=e)) from None
     total = max(8, min(total, file_limit(total + 128) - 64))
     server = CappedServer(app, max_body_size=2 * MAX_BODY, max_header_size=16 * 1024, idle_connection_timeout=10,
                           body_timeout=10)

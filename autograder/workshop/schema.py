@@ -14,13 +14,14 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal, overload
 
+from ..feedback.wording import say
 from ..status import Status
 
 MAX_BODY = 8192
 """Bytes of one body; the server's HTTP layer refuses larger bodies before reading them."""
 
 STATUSES = (Status.PASSED, Status.FAILED, Status.NOT_ATTEMPTED, Status.TIMED_OUT, Status.CRASHED)
-"""What a report may say: CRASHED is a kernel that died during a check (sent when it rejoins)."""
+"""What an attempt may say: CRASHED is a kernel that died during a check (sent when it rejoins)."""
 EVENTS = ("seen", "stuck", "done", "left")
 MAX_CHECKS = 16
 MAX_SEAT = 40
@@ -107,66 +108,66 @@ def _text(data: dict, key: str, limit: int, pattern: re.Pattern | None = None, o
     if value is None and optional:
         return None
     if not isinstance(value, str) or len(value) > limit:
-        raise SchemaError(f"{key}: a string of at most {limit} characters")
+        raise SchemaError(say("workshop: field too long", key=key, limit=limit))
     # isprintable(): no character of the categories C (control, format, ...) or Z but the ASCII space
     if not all(line.isprintable() for line in (value.split("\n") if newlines else (value,))):
-        raise SchemaError(f"{key}: control or formatting characters")
+        raise SchemaError(say("workshop: field control characters", key=key))
     if pattern is not None and not pattern.fullmatch(value):
-        raise SchemaError(f"{key}: not in the expected form")
+        raise SchemaError(say("workshop: field form", key=key))
     return value
 
 
 def _object(body: bytes, keys: set[str], required: set[str]) -> dict:
     if len(body) > MAX_BODY:
-        raise SchemaError(f"body over {MAX_BODY} bytes")
+        raise SchemaError(say("workshop: body too large", limit=MAX_BODY))
     try:
         data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise SchemaError("not JSON") from e
+        raise SchemaError(say("workshop: not json")) from e
     if not isinstance(data, dict):
-        raise SchemaError("not a JSON object")
+        raise SchemaError(say("workshop: not an object"))
     if set(data) - keys or not required <= set(data):
-        raise SchemaError("unknown or missing keys")
+        raise SchemaError(say("workshop: keys"))
     if data["v"] != VERSION or isinstance(data["v"], bool):
-        raise SchemaError(f"v: must be {VERSION} (update the course on this machine)")
+        raise SchemaError(say("workshop: version", version=VERSION))
     return data
 
 
 def _optional_bool(data: dict, key: str) -> bool | None:
     value = data.get(key)
     if value is not None and not isinstance(value, bool):
-        raise SchemaError(f"{key}: true, false or null")
+        raise SchemaError(say("workshop: true false or null", key=key))
     return value
 
 
-REPORT_KEYS = {"v", "pseudonym", "secret", "exercise", "status", "checks", "error", "op", "grad_mode", "line",
+ATTEMPT_KEYS = {"v", "pseudonym", "secret", "exercise", "status", "checks", "error", "op", "grad_mode", "line",
                "feedback"}
 
 
 def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[str]] | None = None) -> Attempt:
-    """The report in `body`, or SchemaError. `exercises`: the room's; `checks`: each one's public check names
+    """The attempt in `body`, or SchemaError. `exercises`: the room's; `checks`: each one's public check names
     (an exercise missing from it is held to the pattern only)."""
-    data = _object(body, REPORT_KEYS, {"v", "pseudonym", "exercise", "status", "checks"})
+    data = _object(body, ATTEMPT_KEYS, {"v", "pseudonym", "exercise", "status", "checks"})
     exercise = _text(data, "exercise", 40, EXERCISE)
     if exercise not in exercises:
-        raise SchemaError("exercise: not an exercise of this workshop")
+        raise SchemaError(say("workshop: exercise unknown"))
     status = data["status"]
     if status not in STATUSES:
-        raise SchemaError(f"status: one of {', '.join(STATUSES)}")
+        raise SchemaError(say("workshop: status", statuses=', '.join(STATUSES)))
     items = data["checks"]
     if not isinstance(items, list) or len(items) > MAX_CHECKS:
-        raise SchemaError(f"checks: a list of at most {MAX_CHECKS}")
+        raise SchemaError(say("workshop: checks too many", limit=MAX_CHECKS))
     parsed = []
     known = (checks or {}).get(exercise)
     for item in items:
         if not isinstance(item, dict) or set(item) != {"name", "passed"} or not isinstance(item["passed"], bool):
-            raise SchemaError("checks: items are {name, passed}")
+            raise SchemaError(say("workshop: checks items"))
         name = _text(item, "name", 60, CHECK)
         if known is not None and name not in known:
-            raise SchemaError("checks: not a public check of this exercise")
+            raise SchemaError(say("workshop: checks not public"))
         parsed.append((name, item["passed"]))
     if len({name for name, _ in parsed}) != len(parsed):
-        raise SchemaError("checks: a name twice")
+        raise SchemaError(say("workshop: checks twice"))
     line = _text(data, "line", MAX_LINE, optional=True)
     feedback = _text(data, "feedback", MAX_FEEDBACK, optional=True, newlines=True)
     return Attempt(
@@ -181,7 +182,7 @@ def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[s
 def parse_join(body: bytes) -> Join:
     data = _object(body, {"v", "seat", "pseudonym", "secret"}, {"v"})
     if ("pseudonym" in data) != ("secret" in data):
-        raise SchemaError("pseudonym and secret: both or neither")
+        raise SchemaError(say("workshop: pseudonym and secret"))
     return Join(seat=(_text(data, "seat", MAX_SEAT, optional=True) or "").strip(),
                 pseudonym=_text(data, "pseudonym", 30, PSEUDONYM, optional=True),
                 secret=_text(data, "secret", 64, SECRET, optional=True))
@@ -190,7 +191,7 @@ def parse_join(body: bytes) -> Join:
 def parse_event(body: bytes) -> Event:
     data = _object(body, {"v", "pseudonym", "secret", "kind"}, {"v", "pseudonym", "kind"})
     if data["kind"] not in EVENTS:
-        raise SchemaError(f"kind: one of {', '.join(EVENTS)}")
+        raise SchemaError(say("workshop: kind", kinds=', '.join(EVENTS)))
     return Event(_text(data, "pseudonym", 30, PSEUDONYM), data["kind"],
                  _text(data, "secret", 64, SECRET, optional=True))
 

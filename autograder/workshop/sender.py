@@ -1,5 +1,5 @@
-"""The participant's one background thread: posts reports and heartbeats with a short timeout, and tells the
-waiting check() what became of its report. Standard library only; nothing here raises into a check."""
+"""The participant's one background thread: posts attempts and heartbeats with a short timeout, and tells the
+waiting check() what became of its attempt. Standard library only; nothing here raises into a check."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
+from ..feedback.wording import say
+
 TIMEOUT = 2.0
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):  # a report (and a secret or hub token) goes to the joined URL only
+    def redirect_request(self, *args, **kwargs):  # an attempt (and a secret or hub token) goes to the joined URL only
         return None
 
 
@@ -47,9 +49,10 @@ def post(url: str, data: dict, headers: dict[str, str], timeout: float = TIMEOUT
         delivery.why = f"HTTP {e.code}: {_reason(e)}"
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
-        delivery.why = "no answer in time" if "timed out" in str(reason) else f"cannot reach the server ({reason})"
+        delivery.why = (say("workshop: no answer in time") if "timed out" in str(reason)
+                        else say("workshop: cannot reach", why=reason))
     except ValueError:
-        delivery.why = "the answer was not JSON"
+        delivery.why = say("workshop: answer not json")
     delivery.done.set()
     return delivery
 
@@ -78,7 +81,7 @@ class Sender:
             self.queue.put_nowait((url, data, headers, delivery))
             self.pending += 1
         except queue.Full:
-            delivery.why = "too many reports waiting (the server is not answering)"
+            delivery.why = say("workshop: too many waiting")
             delivery.done.set()
         return delivery
 

@@ -1,6 +1,6 @@
 """The room's state: one SQLite file (`serve --state`, mode 0600 in a 0700 folder) that outlives a restart.
 
-It holds the room's code and tokens (so that a restarted server is the same room: participants' reports
+It holds the room's code and tokens (so that a restarted server is the same room: participants' attempts
 and the host's open tab go on working), the participants (a pseudonym the server drew, a hash of the secret
 it gave them at join, the seat label they chose, when they were last seen, their sticky note), what they
 sent, and per (participant, exercise) the progress the dashboard reads, so that a dashboard poll reads a
@@ -22,6 +22,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..feedback.wording import say
 from ..status import Status
 from .names import pseudonym as draw_pseudonym
 from .schema import Attempt
@@ -50,7 +51,7 @@ PROGRESS = ("SELECT pid, exercise, status, failures, first_t, first_failure, las
 
 
 class RoomRefused(Exception):
-    """A join or report the room refuses; `status` is the HTTP status, the message says why in words."""
+    """A join or attempt the room refuses; `status` is the HTTP status, the message says why in words."""
 
     def __init__(self, status: int, why: str):
         super().__init__(why)
@@ -117,7 +118,7 @@ class Store:
         """The participant's id; RoomRefused(403) for a wrong secret or an unknown pseudonym."""
         row = self.db.execute("SELECT pid, secret FROM participants WHERE pseudonym = ?", (pseudonym,)).fetchone()
         if row is None or not (secret and row[1] and hmac.compare_digest(row[1], _hash(secret))):
-            raise RoomRefused(403, "not a participant of this workshop: run check.join(URL) again")
+            raise RoomRefused(403, say("workshop: not a participant"))
         return row[0]
 
     def hub_participant(self, pseudonym: str, seat: str, now: float) -> int:
@@ -150,7 +151,7 @@ class Store:
             self._changed(pid)
             return pseudonym, None
         if self.active(now, gone_minutes) >= cap:
-            raise RoomRefused(503, f"the workshop is full ({cap} participants): tell the host, who can raise the limit")
+            raise RoomRefused(503, say("workshop: room full", cap=cap))
         for _ in range(100):
             name = draw_pseudonym()
             if self.db.execute("SELECT 1 FROM participants WHERE pseudonym = ?", (name,)).fetchone() is None:
@@ -177,27 +178,28 @@ class Store:
         self.db.execute("UPDATE participants SET last_seen = 0, flag = NULL WHERE pid = ?", (pid,))
         self._changed(pid)
 
-    # --- reports -----------------------------------------------------------------------------------------
-    def record(self, pid: int, report: Attempt, now: float, misconception: str | None) -> None:
-        """Adds one validated report (its op and error already the course's, or None)."""
-        failing = json.dumps(list(report.failing))
-        failed = report.status in FAILED
+    # --- attempts ----------------------------------------------------------------------------------------
+    def record(self, pid: int, attempt: Attempt, now: float, misconception: str | None) -> None:
+        """Adds one validated attempt (its op and error already the course's, or None)."""
+        failing = json.dumps(list(attempt.failing))
+        failed = attempt.status in FAILED
         line_id = None
         with self.db:
             self.db.execute("BEGIN")
             # a pass takes down a 'stuck' note
             self.db.execute("UPDATE participants SET last_seen = ?, flag = CASE WHEN ? AND flag = 'stuck' THEN NULL "
-                            "ELSE flag END WHERE pid = ?", (now, report.status == Status.PASSED, pid))
-            if report.line:
-                line_id = hashlib.sha256(f"{report.exercise}\0{report.op}\0{report.line}".encode()).hexdigest()[:16]
+                            "ELSE flag END WHERE pid = ?", (now, attempt.status == Status.PASSED, pid))
+            if attempt.line:
+                line_id = hashlib.sha256(f"{attempt.exercise}\0{attempt.op}\0{attempt.line}".encode()).hexdigest()[:16]
                 self.db.execute(
                     "INSERT INTO lines (id, exercise, op, line, reports) VALUES (?, ?, ?, ?, 1) "
                     "ON CONFLICT (id) DO UPDATE SET reports = reports + 1",
-                    (line_id, report.exercise, report.op, report.line))
+                    (line_id, attempt.exercise, attempt.op, attempt.line))
             self.db.execute(
                 "INSERT INTO reports (pid, exercise, t, status, failing, error, op, misconception, line_id) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (pid, report.exercise, now, report.status, failing, report.error, report.op, misconception, line_id))
+                (pid, attempt.exercise, now, attempt.status, failing, attempt.error, attempt.op, misconception,
+                 line_id))
             self.db.execute(
                 "INSERT INTO progress (pid, exercise, status, failures, first_t, first_failure, last_t, passed_t, "
                 "failing, error, op, misconception, feedback) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?7, ?8, ?9, ?10, "
@@ -207,10 +209,10 @@ class Store:
                 "passed_t = coalesce(passed_t, excluded.passed_t), failing = excluded.failing, "
                 "error = excluded.error, op = excluded.op, misconception = excluded.misconception, "
                 "feedback = excluded.feedback",
-                (pid, report.exercise, report.status, int(failed), now, now if failed else None,
-                 now if report.status == Status.PASSED else None, failing, report.error, report.op, misconception,
-                 report.feedback))
-        self._changed(pid, report.exercise)
+                (pid, attempt.exercise, attempt.status, int(failed), now, now if failed else None,
+                 now if attempt.status == Status.PASSED else None, failing, attempt.error, attempt.op, misconception,
+                 attempt.feedback))
+        self._changed(pid, attempt.exercise)
 
     # --- hints -------------------------------------------------------------------------------------------
     def add_hint(self, exercise: str | None, text: str, now: float) -> None:
@@ -247,7 +249,7 @@ class Store:
     def line(self, line_id: str) -> tuple[str, str | None, str] | None:
         return self.db.execute("SELECT exercise, op, line FROM lines WHERE id = ?", (line_id,)).fetchone()
 
-    def report_counts(self) -> list[tuple[str, int, int]]:
+    def attempt_counts(self) -> list[tuple[str, int, int]]:
         """All runs per exercise: (exercise, runs, failed runs)."""
         return self.db.execute("SELECT exercise, count(*), sum(status != 'passed') FROM reports "
                                "GROUP BY exercise").fetchall()

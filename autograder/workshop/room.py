@@ -1,0 +1,131 @@
+"""The room the server keeps: its configuration (`Config`), its state (`Workshop`), the handlers' common base
+(`Base`) and the pages' content security policy (`CSP`). Both sides of the server build on it: the
+participants' (server.py) and the host's (host.py); server.py assembles the application from both.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+
+from tornado import locks, web
+from tornado.ioloop import IOLoop
+
+from ..feedback.wording import say
+from .course import Course
+from .limits import Buckets, Rate
+from .net import CappedServer, client_key
+from .storage import Store, Thresholds
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+NOTIFY_EVERY = 0.2
+"""Seconds between two wake-ups of the dashboards waiting for a change: a busy room costs at most five
+states a second, whoever is watching."""
+
+
+@dataclass
+class Config:
+    code: str
+    host_token: str
+    helper_token: str
+    course: Course
+    room: str = "room"
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    max_participants: int = 250
+    participant_rate: Rate = Rate(per_second=0.5, burst=10)
+    address_rate: Rate = Rate(per_second=50, burst=200)
+    join_rate: Rate = Rate(per_second=2, burst=60)
+    prefix: str = "/"
+    trusted: str | None = None  # the one forwarding header the proxy in front sets (--trust-forwarded)
+    join_urls: tuple[str, ...] = ()
+    helper_urls: tuple[str, ...] = ()
+    qr: tuple[str, ...] = ()  # the first join URL's QR code, rows of 0 and 1
+
+
+class Workshop:
+    """The server's state: the store, the limits, the spotlight (in memory), a hub if any, and the room's
+    version, which dashboards wait on."""
+
+    def __init__(self, config: Config, store: Store, hub=None):
+        self.config, self.store, self.hub = config, store, hub
+        self.addresses = Buckets(config.address_rate)
+        self.joins = Buckets(config.join_rate)
+        self.pseudonyms = Buckets(config.participant_rate)
+        self.max_participants = config.max_participants
+        self.spotlight: dict | None = None
+        self.accepted = 0
+        self.refused = {"invalid": 0, "rate": 0, "full": 0, "secret": 0}
+        self.version = 0  # counts changes
+        self.published = 0  # the version dashboards were last woken for: each gets at most one answer per wake-up
+        self.changes = locks.Condition()
+        self._notify_at: float | None = None
+        self.connections: CappedServer | None = None  # the CappedServer, for its counts
+        self.cache: dict[str, tuple[tuple[int, int], float, bytes]] = {}  # view -> (versions, when, the JSON)
+
+    def changed(self) -> None:
+        """The room changed: wake the waiting dashboards, at most every NOTIFY_EVERY seconds."""
+        self.version += 1
+        if self._notify_at is None:
+            self._notify_at = time.monotonic() + NOTIFY_EVERY
+            IOLoop.current().call_later(NOTIFY_EVERY, self._notify)
+
+    def _notify(self) -> None:
+        self._notify_at = None
+        self.published = self.version
+        self.changes.notify_all()
+
+    def room(self) -> dict:
+        """What the views add to the store's data."""
+        c = self.config
+        return {"version": self.published, "room": c.room, "spotlight": self.spotlight,
+                "join": None if self.hub is not None else {"code": c.code, "urls": list(c.join_urls), "qr": list(c.qr)},
+                "helpers": list(c.helper_urls),
+                "limits": {"max_participants": self.max_participants, "refused": dict(self.refused),
+                           "connections_refused": getattr(self.connections, "refused_connections", 0)}}
+
+
+class Base(web.RequestHandler):
+    def initialize(self, workshop: Workshop) -> None:
+        self.ws = workshop
+
+    def set_default_headers(self) -> None:
+        self.clear_header("Server")
+        self.set_header("Content-Security-Policy", CSP)
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("Referrer-Policy", "no-referrer")
+        self.set_header("X-Frame-Options", "DENY")
+        self.set_header("Cache-Control", "no-store")
+
+    def client(self) -> str:
+        return client_key(self.request.remote_ip, self.request.headers, self.ws.config.trusted)
+
+    def prepare(self) -> None:
+        if not self.ws.addresses.allow(self.client()):
+            self.ws.refused["rate"] += 1
+            raise web.HTTPError(429, reason=say("workshop: too many requests"))
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": self._reason}))
+
+    def log_exception(self, typ, value, tb) -> None:  # the default names the client's address
+        if not isinstance(value, web.HTTPError):
+            logging.getLogger("autograder.workshop").error("internal error in %s", type(self).__name__,
+                                                           exc_info=(typ, value, tb))
+
+    def check_code(self, code: str | None) -> None:
+        if self.ws.hub is None and not hmac.compare_digest((code or "").encode(), self.ws.config.code.encode()):
+            raise web.HTTPError(404, reason=say("workshop: no such code"))
+
+    def json_body(self) -> bytes:
+        if not self.request.headers.get("Content-Type", "").startswith("application/json"):
+            raise web.HTTPError(415)
+        return self.request.body
+
+    def refuse(self, why: str, status: int, kind: str = "invalid"):
+        self.ws.refused[kind] += 1
+        return web.HTTPError(status, reason=why)
