@@ -1,4 +1,4 @@
-"""A batch's gradebook.csv: one row per submission graded (reports/lms.py makes the student gradebook, a row
+"""A batch's gradebook.csv: one row per submission graded (reports/gradebook.py makes the student gradebook, a row
 per student, and the LMS files)."""
 
 from __future__ import annotations

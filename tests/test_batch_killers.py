@@ -30,7 +30,7 @@ from autograder.bundle import grader
 from autograder.bundle.config import BundleConfig
 from autograder.gradebook import batch_gradebook_csv
 from autograder.platforms import gradescope
-from autograder.reports import lms
+from autograder.reports import gradebook as student_gradebook
 from autograder.reports.graded import Graded
 from autograder.result import Result
 from autograder.runner import InProcessRunner
@@ -260,7 +260,7 @@ def test_gradebook_cells_are_escaped_and_numbers_kept():
 def test_lms_gradebook_cells_are_escaped_too():
     graded = [Graded("-x.py", "=cmd|' /C calc'!A0", Result("residual_add", "-x.py", Status.PASSED, 10, 10, "")),
               Graded("y.py", "bob", Result("@evil", "y.py", Status.FAILED, 1, 10, ""))]
-    rows = list(csv.reader(io.StringIO(lms.student_gradebook_csv(lms.gradebook(graded)))))
+    rows = list(csv.reader(io.StringIO(student_gradebook.student_gradebook_csv(student_gradebook.gradebook(graded)))))
     assert rows[0] == ["student", "residual_add", "'@evil", "total"]
     assert {r[0] for r in rows[1:]} == {"'=cmd|' /C calc'!A0", "bob"}
 

@@ -17,9 +17,10 @@ import pytest
 
 from autograder.cli import main as autograder
 from autograder.exercises import get
+from autograder.reports.gradebook import gradebook, lms_csv
 from autograder.reports.graded import load
 from autograder.reports.html import write_report
-from autograder.reports.lms import RosterError, gradebook, join, lms_csv, read_roster
+from autograder.reports.roster import RosterError, join, read_roster
 
 ROOT = Path(__file__).resolve().parent.parent
 CANVAS_ROSTER = ROOT / "samples" / "roster_canvas.csv"

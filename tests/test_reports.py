@@ -18,9 +18,9 @@ import pytest
 from autograder import cli as autograder_cli
 from autograder.exercises import EXERCISES
 from autograder.reports.analysis import root_cause, tampering
+from autograder.reports.gradebook import gradebook, student_gradebook_csv
 from autograder.reports.graded import Graded, load, scan, student_of
 from autograder.reports.html import write_report
-from autograder.reports.lms import gradebook, student_gradebook_csv
 from autograder.reports.pages import submission_page
 from autograder.result import Cause, Result, TestResult
 from autograder.status import Status

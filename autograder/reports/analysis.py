@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 
 from ..evidence import label as trial_label
 from ..exercises import EXERCISES
+from ..feedback.wording import say
 from ..outcome import Trial
 from ..result import Result
 from ..status import Status
-from .graded import Graded
-from .lms import (
+from .gradebook import (
     Gradebook,
     Row,
 )
+from .graded import Graded
 
 RAN = (Status.FAILED, Status.PASSED)
 """A submission whose checks ran: which of them failed says something."""
@@ -80,14 +81,12 @@ def exercise_list(exercises: list[str], book: Gradebook) -> str:
 
 
 ATTENTION = (  # (key, label, why)
-    ("tampering", "Flagged as tampering", "a check failed because the code changed the grader or torch, or the "
-     "process sent a report of its own"),
-    (Status.CRASHED, "Crashed", "the process died or exited before reporting"),
-    (Status.TIMED_OUT, "Timed out", "stopped when its time was up"),
-    (Status.MALFORMED, "Unreadable (malformed)", "invalid notebook, no answer cells, empty, a syntax error"),
-    (Status.NOT_ATTEMPTED, "Not attempted", "handed in the exercise untouched"),
-    ("same_check", "Failing the same check everywhere", "the same check failed in every exercise they ran "
-     "that has it (two or more)"),
+    ("tampering", say("reports: attention tampering"), say("reports: attention tampering why")),
+    (Status.CRASHED, say("reports: attention crashed"), say("reports: attention crashed why")),
+    (Status.TIMED_OUT, say("reports: attention timed out"), say("reports: attention timed out why")),
+    (Status.MALFORMED, say("reports: attention malformed"), say("reports: attention malformed why")),
+    (Status.NOT_ATTEMPTED, say("reports: attention not attempted"), say("reports: attention not attempted why")),
+    ("same_check", say("reports: attention same check"), say("reports: attention same check why")),
 )
 
 

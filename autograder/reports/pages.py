@@ -13,6 +13,7 @@ from typing import Any
 import jinja2
 
 from ..exercises import EXERCISES
+from ..feedback.wording import say
 from ..files import RefusedFile, read_bounded
 from ..result import Result
 from ..status import Status
@@ -20,14 +21,14 @@ from ..submission import MAX_BYTES as MAX_SUBMISSION_BYTES
 from ..submission import SubmissionError, answer_code
 from . import plots
 from .analysis import ATTENTION, RAN, exercise_list, failed_by_all, failing_counts, root_cause, tampering
-from .graded import Graded
-from .lms import (
+from .gradebook import (
     MISSING,
     Gradebook,
-    RosterJoin,
     Row,
     number,
 )
+from .graded import Graded
+from .roster import RosterJoin
 
 TOP_CHECKS = 10
 
@@ -42,15 +43,14 @@ LABELS = {Status.PASSED: "passed", Status.FAILED: "failed", Status.NOT_ATTEMPTED
 
 
 MEANINGS = {
-    Status.PASSED: "full marks.",
-    Status.FAILED: "the code ran; some checks failed.",
-    Status.NOT_ATTEMPTED: "the answer still raises NotImplementedError.",
-    Status.TIMED_OUT: "stopped when its time was up.",
-    Status.CRASHED: "the process died or exited before reporting, or sent a report that did not come from the "
-                    "grader's harness.",
-    Status.MALFORMED: "could not be read: invalid notebook, no answer cells, empty, a syntax error, not a file.",
-    Status.GRADER_ERROR: "the grader itself failed: not the student's fault, no score yet; regrade.",
-    MISSING: "nothing handed in for the exercise.",
+    Status.PASSED: say("reports: meaning passed"),
+    Status.FAILED: say("reports: meaning failed"),
+    Status.NOT_ATTEMPTED: say("reports: meaning not attempted"),
+    Status.TIMED_OUT: say("reports: meaning timed out"),
+    Status.CRASHED: say("reports: meaning crashed"),
+    Status.MALFORMED: say("reports: meaning malformed"),
+    Status.GRADER_ERROR: say("reports: meaning grader error"),
+    MISSING: say("reports: meaning missing"),
 }
 
 
@@ -128,7 +128,7 @@ def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool)
     status = result.status
     summary = feedback.summary
     if status == Status.GRADER_ERROR and not teacher:
-        summary = "Internal grading error: not your fault, and your teacher has been told. No score was given yet."
+        summary = say("reports: grader error for the student")
     exercise = EXERCISES.get(graded.exercise)
     return {
         "exercise": graded.exercise, "title": f"{exercise.number}. {exercise.title}" if exercise else graded.exercise,
@@ -206,8 +206,8 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
             attention.append({"label": label, "why": why, "entries": entries})
     class_wide = failed_by_all(graded)
     if class_wide:
-        attention.append({"label": "Failed by every submission that ran",
-                          "why": "the exercise, its hints or the check may need a look",
+        attention.append({"label": say("reports: attention failed by all"),
+                          "why": say("reports: attention failed by all why"),
                           "entries": [{"name": c, "href": "", "detail": ""} for c in class_wide]})
     missing_some = []
     for row in book.rows:
@@ -248,9 +248,9 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
 
 
 ORDERS = {
-    "by_name.html": "by name",
-    "by_score.html": "by score, highest first",
-    "by_status.html": "by status, worst first",
+    "by_name.html": say("reports: order by name"),
+    "by_score.html": say("reports: order by score"),
+    "by_status.html": say("reports: order by status"),
 }
 
 
@@ -276,7 +276,8 @@ def table_page(report: ClassReport, page: str) -> str:
         heading = ""
         if page == "by_status.html" and worst(row) != group:
             group = worst(row)
-            heading = f"Worst status: {LABELS[group]} ({counts[group]} student{'s' if counts[group] != 1 else ''})"
+            heading = say("reports: worst status group", status=LABELS[group], count=counts[group],
+                          plural="s" if counts[group] != 1 else "")
         cells = []
         for e in book.exercises:
             cell = row.cell(e)
