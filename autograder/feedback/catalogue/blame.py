@@ -141,3 +141,24 @@ TEMPLATES: dict[str, str] = {
     "blame: other root shape": "backward {number} starts from a {shape} tensor, the reference from a {reference} one",
     "blame: other loss": "the loss of backward {number} is {loss:.6g}, the reference's {reference:.6g}",
     "blame: other root": "the {shape} tensor backward {number} starts from differs by up to {difference:.3g}",
+    # why --fix writes nothing (blame/transaction.py)
+    "blame: lock folder not yours": "the folder for --fix's locks, {folder}, is not yours alone: remove it and try again",
+    "blame: locked by another": (
+        "another `autograder blame --fix` (process {process}) is working on {file}: nothing was run or written; try "
+        "again when it has finished"),
+    "blame: unreadable now": "it cannot be read any more ({error})",
+    "blame: read-only": "it is read-only (no write permission for anyone)",
+    "blame: no permission": "you do not have permission to write it",
+    "blame: folder not writable": "its folder {folder} is not writable (the backup and the new file are made there)",
+    "blame: cannot write": "cannot write {file}: {why}",
+    "blame: could not write": "could not write {file}: {error}; every file is as it was",
+    "blame: a file": "a file",
+    "blame: cannot read again": "cannot read {file} again ({error}): nothing was written",
+    "blame: changed meanwhile": "{file} changed while --fix ran: your version is kept, and nothing was written",
+    "blame: too many backups": "{file} has 1000 backups beside it already: remove some",
+    # a verification run (blame/scratch.py, blame/gradients.py)
+    "blame: write outside scratch": (
+        "autograder blame --fix: a verification run writes only in its scratch folder; the script tried to write "
+        "{path!r}, outside it (your files are never changed by these runs)"),
+    "blame: too many entries": "{folder} has more than {most} entries: too many to show in a scratch folder",
+    "blame: no sequence numbers": "this PyTorch has no sequence numbers: the truncated reference cannot be made",
