@@ -20,7 +20,6 @@ TEMPLATES: dict[str, str] = {
     "blame: report call": "{function} ({site})",
     "blame: report modifications": "  {count} modifications since it was saved (the first is the culprit):",
     "blame: report modification": "    {number}. {op} at {where} -> version {version}",
-}
     # a suggestion, shown (blame/suggest.py)
     "blame: words only": "What to do (no safe automatic rewrite):\n  {why}",
     "blame: suggested fix": "Suggested fix ({status}):\n{diff}\n  why: {why}",
@@ -162,3 +161,83 @@ TEMPLATES: dict[str, str] = {
         "{path!r}, outside it (your files are never changed by these runs)"),
     "blame: too many entries": "{folder} has more than {most} entries: too many to show in a scratch folder",
     "blame: no sequence numbers": "this PyTorch has no sequence numbers: the truncated reference cannot be made",
+    # the tensor a suggestion names (blame/culprit.py)
+    "blame: the tensor saved by": "the tensor that `{code}` (line {line}) saved for backward",
+    "blame: a tensor saved": "a tensor saved for backward",
+    # why a rewrite of the culprit line is right (blame/rewrite.py)
+    "blame: why clone the output": (
+        "Later code writes into the output of `{code}` through another name (a view, `detach()`, a function it is "
+        "passed to); `{name} = {name}.clone()` right after it gives that code its own copy, and backward keeps the "
+        "original."),
+    "blame: why clone the made tensor": (
+        "Later code writes, through another name, into the tensor `{made}` made and saved for backward; `{cloned}` "
+        "hands that code a copy, and backward keeps the original."),
+    "blame: why clone the read": (
+        "`{saver}` (line {line}) saved `{code}` for backward as it read it, and `{method}` later writes into "
+        "`{code}`; `{code}.clone()` there gives backward its own copy, and the write still reaches `{code}`."),
+    "blame: why expand": (
+        "`{before}` writes into {saved}; `{after}` computes the same values into a new tensor and leaves the saved "
+        "one as it was."),
+    "blame: why not behind autograd": (
+        "`{call}` changes `{behind}` behind autograd's back (its version counter still changes, so backward fails, "
+        "and its gradient would ignore the change); `{new}` makes the change an operation autograd records, so the "
+        "gradient accounts for it."),
+    "blame: why out of place": "`{call}` overwrote {saved}; `{new}` computes the same values into a new tensor.",
+    "blame: why twin": (
+        "`{call}` overwrote {saved}; `{twin}` computes the same values into a new tensor (`{receiver}` itself is no "
+        "longer changed)."),
+    "blame: its input": "its input",
+    "blame: why no out": "`out={out}` wrote into {saved}; `{new}` puts the result in a new tensor.",
+    "blame: why clone first": (
+        "The write must stay, so it goes into a copy: `{name} = {name}.clone()` before `{write}` leaves {saved} "
+        "untouched, and the code after it sees the written values."),
+    # why a module built with inplace=True is rebuilt (blame/construct.py)
+    "blame: why not inplace": (
+        "`inplace=True` makes `{name}`{where} overwrite its input, {saved}; `{new}` returns a new tensor with the "
+        "same values (at the cost of one more activation's memory)."),
+    "blame: built and called at": " (built at line {built}, called at line {called})",
+    "blame: why inplace attribute": (
+        "`{assign}` (line {line}) turns `inplace` on, so the module called at line {called} overwrites its input, "
+        "{saved}; with `inplace = False` it returns a new tensor with the same values."),
+    "blame: why every inplace module": (
+        "Every `inplace=True` module of this kind in {file} overwrites its input; without it each returns a new "
+        "tensor with the same values, and {saved} stays as backward needs it."),
+    # an optimizer's step as the culprit (blame/steps.py)
+    "blame: code at line": "`{code}` (line {line})",
+    "blame: the line that saved it": "the line that saved it",
+    "blame: a later backward": "a later `backward()`",
+    "blame: the forward": " (`{code}`, line {line})",
+    "blame: words step, carried state": (
+        "`{step}` changed, in place, parameters that the graph of an earlier pass through {saver} still holds: the "
+        "state that pass produced was carried into this one with its graph, so this backward runs back into it. "
+        "Detach the carried state at the start of each step (`h = h.detach()`; for an LSTM's pair, "
+        "`h = tuple(s.detach() for s in h)`): backpropagation then stops at the step boundary (truncated "
+        "backpropagation through time), and `retain_graph=True` is no longer needed."),
+    "blame: words step": (
+        "`{step}` changes, in place, parameters that the graph of {later} still needs: that graph was built before "
+        "the step, with the old values. Two fixes, two different maths: move the step after {later} if those "
+        "gradients should come from the parameters the forward used (the step then also sees what that backward "
+        "adds to their gradients), or run the forward again after the step{forward} if they should come from the "
+        "new parameters, as most GAN and multi-loss code does. Which one is a choice about the training, so "
+        "neither is written for you."),
+    "blame: why detach the carried state": (
+        "`{state}` carries the graph of an earlier pass through this line into the next backward, and `{step}` has "
+        "changed its parameters in place since; detaching it at the start of each step ends backpropagation at the "
+        "step boundary (truncated backpropagation through time), for a tensor state and for an LSTM's `(h, c)` "
+        "pair alike."),
+    "blame: why detach the state": (
+        "`{state}` carries the previous step's graph, whose parameters `{step}` has since changed in place; "
+        "detaching it at the start of each step ends backpropagation at the step boundary (truncated "
+        "backpropagation through time), which is what `retain_graph=True` was working around."),
+    "blame: the other parameters' grad":
+        "the other parameters' `.grad` misses that backward's share (re-running checks that no step used it)",
+    "blame: why restrict the backward": (
+        "`{backward}` also sends gradients back through the parameters `{step}` changed, yet only `{stepper}` steps "
+        "after it: `inputs={params}` keeps it to `{stepper}`'s parameters, whose gradients `{stepper}.step()` sees "
+        "as before, and it no longer goes back into the changed ones (unless they lie between the loss and "
+        "`{stepper}`'s); {rest}."),
+    "blame: why move the step": (
+        "`{step}` changed parameters that the graph of `{backward}` still needs: the step now runs after that "
+        "backward, and `inputs={params}` keeps the backward to `{stepper}`'s parameters, so `{step}` sees only the "
+        "gradients it saw before and `{stepper}.step()` the same as before; {rest}."),
+}
