@@ -78,6 +78,9 @@ def _exempt_nodes(tree: ast.AST) -> set[int]:
             last = name.split(".")[-1]
             if head in {"log", "logger", "logging", "LOG"} or name.startswith("re.") or last == "compile":
                 mark(node)
+            first = node.args[0] if last == "say" and node.args else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and ": " in first.value:
+                mark(first)  # a message id, "<area>: <what>", not a sentence
             for kw in node.keywords:
                 if kw.arg in SELF_DESCRIPTION:
                     mark(kw.value)

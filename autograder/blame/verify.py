@@ -101,8 +101,9 @@ def compare(ref: dict[str, Any], fixed: dict[str, Any]) -> Verification:
                                               message=ref["error"]["message"][:200]))
     error = fixed["error"]
     if error is not None:
-        said = "blame: the in-place error remains" if error["inplace"] else "blame: it now raises"
-        return Verification(False, False, say(said, type=error["type"], message=error["message"][:200]))
+        message = error["message"][:200]
+        return Verification(False, False, say("blame: the in-place error remains", type=error["type"], message=message)
+                            if error["inplace"] else say("blame: it now raises", type=error["type"], message=message))
     if fixed["status"] != ref["status"]:
         return Verification(False, False, say("blame: other exit status", status=fixed["status"],
                                               reference=ref["status"]))
