@@ -65,7 +65,7 @@ def drop_inplace(c: Culprit, src: Source, call: cst.Call, file: str | None = Non
     new = without_argument(call, arg) if arg is not None else call
     name = callee_name(call)
     return Rewrite("not_inplace", file or c.file, src.edited({call: new}),
-                   say("blame: why not inplace", name=name, where=where, saved=c.saved(), new=plain_code(new)),
+                   say("blame: why not inplace", module=name, where=where, saved=c.saved(), new=plain_code(new)),
                    contract="out_of_place")
 
 

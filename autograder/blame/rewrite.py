@@ -78,7 +78,7 @@ def _clone_made(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: c
     if assign is not None and isinstance(target, (cst.Name, cst.Attribute)) and isinstance(assign.value, cst.Call):
         name = plain_code(target)
         copy = statement(f"{name} = {name}.clone()\n")
-        why = say("blame: why clone the output", code=src.code(small).strip(), name=name)
+        why = say("blame: why clone the output", code=src.code(small).strip(), copy=name)
         return [Rewrite("clone_saved", c.saved_file or "", src.edited({stmt: cst.FlattenSentinel([stmt, copy])}), why)]
     saver = (c.saved_op or "").rsplit(".", 1)[-1]
     calls = [call for call in walk(small, cst.Call) if saver and callee_name(call) == saver]
@@ -267,7 +267,7 @@ def _clone_first(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, base: c
     copy = statement(f"{name} = {name}.clone()\n").with_changes(leading_lines=stmt.leading_lines)
     edited = src.edited({stmt: cst.FlattenSentinel([copy, stmt.with_changes(leading_lines=())])})
     return [Rewrite("clone_first", c.file, edited,
-                    say("blame: why clone first", name=name, write=write, saved=c.saved()))]
+                    say("blame: why clone first", copy=name, write=write, saved=c.saved()))]
 
 
 def written_name(stmt: cst.SimpleStatementLine) -> str | None:

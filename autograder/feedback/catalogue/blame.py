@@ -44,7 +44,8 @@ TEMPLATES: dict[str, str] = {
     "blame: words method": (
         "{shown} ({op}) overwrote {saved}: make it write into a copy (`t = t.clone()` just before it), or give the "
         "line that saved the tensor a copy (`.clone()` where it reads or makes it)."),
-    "blame: words other": "{shown} overwrote {saved}: make that operation out of place, or make it write into a `clone()`.",
+    "blame: words other":
+        "{shown} overwrote {saved}: make that operation out of place, or make it write into a `clone()`.",
     # the command, blame --fix (blame/fix_command.py)
     "blame: cannot read script": "cannot read {script} as Python source text",
     "blame: running once": (
@@ -95,12 +96,14 @@ TEMPLATES: dict[str, str] = {
     "blame: plan references": (
         "  {count} reference run{s}, to compare with: the program with every saved tensor kept as saved (each in "
         "float64, and once more in the script's own dtypes if it fails in float64);"),
-    "blame: plan one run each": "  1 run for each rewrite tried, best first, until one is verified ({count} for this culprit);",
+    "blame: plan one run each":
+        "  1 run for each rewrite tried, best first, until one is verified ({count} for this culprit);",
     "blame: plan next culprit": (
         "  if a rewrite removes its error and another culprit follows, the same for that one (at most {culprits} "
         "culprits, {tries} rewrites in all)."),
     "blame: plan rewrites": "Rewrites it would try:",
-    "blame: plan nothing written": "Nothing is written until a rewrite is verified; then the original is kept beside it.",
+    "blame: plan nothing written":
+        "Nothing is written until a rewrite is verified; then the original is kept beside it.",
     # a rewrite's run compared with its reference (blame/verify.py)
     "blame: tolerance float64": "float64: a rewrite may only change the order of a few roundings (eps 2.2e-16)",
     "blame: tolerance float32": "float32 (the program would not run in float64): eps 1.2e-7 times a few hundred",
@@ -114,10 +117,12 @@ TEMPLATES: dict[str, str] = {
     "blame: fewer leaves": (
         "fewer leaf tensors get a gradient: {count}, the reference {reference} (a tensor the loss was made of no "
         "longer is)"),
-    "blame: other leaves": "its backward passes reach other leaf tensors ({count} against {reference}, or in another order)",
+    "blame: other leaves":
+        "its backward passes reach other leaf tensors ({count} against {reference}, or in another order)",
     "blame: other steps": "its optimizers step other parameters, or another number of times",
     "blame: leaf without gradient": "leaf tensor {index} {shape} gets no gradient {where}; in the reference it got one",
-    "blame: leaf differs": "leaf tensor {index} {shape} differs {where} by up to {difference:.3g} (rtol {rtol:g}, atol {atol:g})",
+    "blame: leaf differs":
+        "leaf tensor {index} {shape} differs {where} by up to {difference:.3g} (rtol {rtol:g}, atol {atol:g})",
     "blame: claim not checked": (
         "the culprit call could not be made out of place in the reference run, so the rewrite's claim could not be "
         "checked"),
@@ -141,7 +146,8 @@ TEMPLATES: dict[str, str] = {
     "blame: other loss": "the loss of backward {number} is {loss:.6g}, the reference's {reference:.6g}",
     "blame: other root": "the {shape} tensor backward {number} starts from differs by up to {difference:.3g}",
     # why --fix writes nothing (blame/transaction.py)
-    "blame: lock folder not yours": "the folder for --fix's locks, {folder}, is not yours alone: remove it and try again",
+    "blame: lock folder not yours":
+        "the folder for --fix's locks, {folder}, is not yours alone: remove it and try again",
     "blame: locked by another": (
         "another `autograder blame --fix` (process {process}) is working on {file}: nothing was run or written; try "
         "again when it has finished"),
@@ -167,7 +173,7 @@ TEMPLATES: dict[str, str] = {
     # why a rewrite of the culprit line is right (blame/rewrite.py)
     "blame: why clone the output": (
         "Later code writes into the output of `{code}` through another name (a view, `detach()`, a function it is "
-        "passed to); `{name} = {name}.clone()` right after it gives that code its own copy, and backward keeps the "
+        "passed to); `{copy} = {copy}.clone()` right after it gives that code its own copy, and backward keeps the "
         "original."),
     "blame: why clone the made tensor": (
         "Later code writes, through another name, into the tensor `{made}` made and saved for backward; `{cloned}` "
@@ -189,11 +195,11 @@ TEMPLATES: dict[str, str] = {
     "blame: its input": "its input",
     "blame: why no out": "`out={out}` wrote into {saved}; `{new}` puts the result in a new tensor.",
     "blame: why clone first": (
-        "The write must stay, so it goes into a copy: `{name} = {name}.clone()` before `{write}` leaves {saved} "
+        "The write must stay, so it goes into a copy: `{copy} = {copy}.clone()` before `{write}` leaves {saved} "
         "untouched, and the code after it sees the written values."),
     # why a module built with inplace=True is rebuilt (blame/construct.py)
     "blame: why not inplace": (
-        "`inplace=True` makes `{name}`{where} overwrite its input, {saved}; `{new}` returns a new tensor with the "
+        "`inplace=True` makes `{module}`{where} overwrite its input, {saved}; `{new}` returns a new tensor with the "
         "same values (at the cost of one more activation's memory)."),
     "blame: built and called at": " (built at line {built}, called at line {called})",
     "blame: why inplace attribute": (
