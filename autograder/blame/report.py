@@ -91,19 +91,18 @@ class Report:
     def summary(self) -> str:
         """One sentence: the culprit and the saver, for an error message or a grader's feedback line."""
         c = self.culprit
-        changed = (say("blame: summary modified by", op=c.op, where=c.where()) if c else
-                   say("blame: summary modified unseen"))
-        return say("blame: summary", changed=changed, saved_by=self.saved_by.op, where=self.saved_by.where())
+        saver = self.saved_by
+        if c is None:
+            return say("blame: summary unseen", saved_by=saver.op, saved_at=saver.where())
+        return say("blame: summary", op=c.op, where=c.where(), saved_by=saver.op, saved_at=saver.where())
 
     def text(self) -> str:
         t = self.tensor
-        lines = [say("blame: report title")]
         c = self.culprit
         if c is not None:
-            lines.append(say("blame: report modified by", op=c.op, site=_site(c)))
-            lines += _code(c)
+            lines = [say("blame: report head", op=c.op, site=_site(c)), *_code(c)]
         else:
-            lines.append(say("blame: report modified unseen"))
+            lines = [say("blame: report head unseen")]
         lines.append(say("blame: report saved by", op=self.saved_by.op, site=_site(self.saved_by)))
         lines += _code(self.saved_by)
         lines.append(say("blame: report tensor", dtype=t.dtype, shape=list(t.shape), expected=t.expected_version,

@@ -4,14 +4,14 @@ TEMPLATES: dict[str, str] = {
     # the report (blame/report.py)
     "blame: no user frame": "(no frame of your code on the stack)",
     "blame: where code": "{site}: {code}",
-    "blame: summary": "The tensor was {changed}; it was saved by {saved_by} at {where}.",
-    "blame: summary modified by": "modified by {op} at {where}",
-    "blame: summary modified unseen":
-        "modified by an operation the locator could not see (see book/reference/blame.md, limits)",
-    "blame: report title": "In-place modification of a tensor saved for backward",
-    "blame: report modified by": "  modified by  {op}  at {site}",
-    "blame: report modified unseen":
-        "  modified by  (not seen: made outside locate() or outside Python's view; book/reference/blame.md, limits)",
+    "blame: summary": "The tensor was modified by {op} at {where}; it was saved by {saved_by} at {saved_at}.",
+    "blame: summary unseen": (
+        "The tensor was modified by an operation the locator could not see (see book/reference/blame.md, limits); "
+        "it was saved by {saved_by} at {saved_at}."),
+    "blame: report head": "In-place modification of a tensor saved for backward\n  modified by  {op}  at {site}",
+    "blame: report head unseen": (
+        "In-place modification of a tensor saved for backward\n"
+        "  modified by  (not seen: made outside locate() or outside Python's view; book/reference/blame.md, limits)"),
     "blame: report code": "      {code}",
     "blame: report saved by": "  saved by     {op}  at {site}",
     "blame: report tensor": "  tensor       {dtype} {shape}, saved at version {expected}, found at version {found}",
