@@ -14,6 +14,7 @@ from typing import cast
 
 import libcst as cst
 
+from ..feedback.wording import say
 from .cst_edit import Source, names_read, parsed, plain_code, walk
 from .culprit import Culprit, Read, Rewrite
 
@@ -64,8 +65,7 @@ def drop_inplace(c: Culprit, src: Source, call: cst.Call, file: str | None = Non
     new = without_argument(call, arg) if arg is not None else call
     name = callee_name(call)
     return Rewrite("not_inplace", file or c.file, src.edited({call: new}),
-                   f"`inplace=True` makes `{name}`{where} overwrite its input, {c.saved()}; `{plain_code(new)}` "
-                   f"returns a new tensor with the same values (at the cost of one more activation's memory).",
+                   say("blame: why not inplace", module=name, where=where, saved=c.saved(), new=plain_code(new)),
                    contract="out_of_place")
 
 
@@ -106,16 +106,15 @@ def _candidates(c: Culprit, src: Source, file: str, modules: set[str]) -> list[t
     found = []
     for call in src.nodes(cst.Call):
         if callee_name(call) in modules and inplace_argument(call) is not None:
-            where = f" (built at line {c.at(src.line_of(call))}, called at line {c.at(c.line)})"
+            where = say("blame: built and called at", built=c.at(src.line_of(call)), called=c.at(c.line))
             found.append((call, drop_inplace(c, src, call, file, where)))
     for assign in src.nodes(cst.Assign):
         target = assign.targets[0].target if len(assign.targets) == 1 else None
         if (isinstance(target, cst.Attribute) and target.attr.value == "inplace"
                 and isinstance(assign.value, cst.Name) and assign.value.value == "True"):
             new = assign.with_changes(value=cst.Name("False"))
-            why = (f"`{plain_code(assign)}` (line {c.at(src.line_of(assign))}) turns `inplace` on, so the module "
-                   f"called at line {c.at(c.line)} overwrites its input, {c.saved()}; with `inplace = False` it "
-                   f"returns a new tensor with the same values.")
+            why = say("blame: why inplace attribute", assign=plain_code(assign), line=c.at(src.line_of(assign)),
+                      called=c.at(c.line), saved=c.saved())
             found.append((assign, Rewrite("not_inplace", file, src.edited({assign: new}), why, "out_of_place")))
     return found
 
@@ -135,8 +134,7 @@ def _all_of_them(c: Culprit, read: Read, modules: set[str], tried: list[Rewrite]
         assert arg is not None  # _candidates keeps only the calls that have one
         new[call] = without_argument(call, arg)
     return [Rewrite("not_inplace", c.file, src.edited(new),
-                    f"Every `inplace=True` module of this kind in {c.file} overwrites its input; without it each "
-                    f"returns a new tensor with the same values, and {c.saved()} stays as backward needs it.",
+                    say("blame: why every inplace module", file=c.file, saved=c.saved()),
                     "out_of_place")]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..feedback.wording import say
+
 Read = Callable[[str], "str | None"]
 """Source text of a file as the culprit names it, or None where it cannot be read."""
 
@@ -46,8 +48,8 @@ class Culprit:
 
     def saved(self) -> str:
         if self.saved_code and self.saved_line:
-            return f"the tensor that `{self.saved_code}` (line {self.at(self.saved_line)}) saved for backward"
-        return "a tensor saved for backward"
+            return say("blame: the tensor saved by", code=self.saved_code, line=self.at(self.saved_line))
+        return say("blame: a tensor saved")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..feedback.wording import say
 from .cst_edit import unified_diff
 from .runs import RUN_TIMEOUT, Program
 from .sources import Sources
@@ -35,9 +36,8 @@ MAX_CULPRITS = 4
 MAX_TRIES = 12
 """Rewritten programs run in all: each is one more run of the user's script."""
 
-REFERENCES = {"out_of_place": "the culprit call made out of place, every saved tensor kept as saved",
-              "same": "every saved tensor kept as saved, the write kept",
-              "truncated": "every saved tensor kept as saved, each backward stopped at the previous step's graph"}
+REFERENCES = {"out_of_place": say("blame: reference out_of_place"), "same": say("blame: reference same"),
+              "truncated": say("blame: reference truncated")}
 """What each rewrite's contract is compared with (verify.py, gradients.py)."""
 
 
@@ -90,18 +90,19 @@ class Repair:
         return data
 
     def text(self) -> str:
-        lines = [f"Tried ({s.kind}) {s.file}:{s.line}: not kept: {v.detail}" for s, v in self.tried]
+        lines = [say("blame: tried, not kept", kind=s.kind, file=s.file, line=s.line, detail=v.detail)
+                 for s, v in self.tried]
         if self.kept and self.verification is not None:
-            status = "verified, not written" if self.refused else "applied and verified"
-            lines.append(f"Suggested fix ({status}):\n{self.diff().rstrip()}")
-            lines += [f"  why ({s.file}:{s.line}): {s.why}" for s in self.kept]
-            lines.append(f"Verified: the in-place error is gone, and {self.verification.detail}.")
+            status = say("blame: verified, not written") if self.refused else say("blame: applied and verified")
+            lines.append(say("blame: fix diff", status=status, diff=self.diff().rstrip()))
+            lines += [say("blame: fix why", file=s.file, line=s.line, why=s.why) for s in self.kept]
+            lines.append(say("blame: verified", detail=self.verification.detail))
             if self.refused is not None:
-                lines.append(f"Not written: {self.refused}")
+                lines.append(say("blame: not written", why=self.refused))
             else:
-                lines += [f"Fixed {self.shown[p]}; the original is in {b}." for p, b in self.backup_names().items()]
+                lines += [say("blame: fixed", file=self.shown[p], backup=b) for p, b in self.backup_names().items()]
         else:
-            lines.append("Not fixed: no rewrite could be verified, so no file was changed.")
+            lines.append(say("blame: no rewrite verified"))
             if self.words is not None:
                 lines.append(self.words.text())
         return "\n".join(lines)
@@ -152,7 +153,7 @@ class Search:
             ref = self._reference(mode, now_sites)
             assert s.rewrite is not None  # path is None for a suggestion without a rewrite
             new_texts = {**texts, path: s.rewrite.text}
-            self.progress(f"trying ({s.kind}) {s.file}:{s.line} ...")
+            self.progress(say("blame: trying", kind=s.kind, file=s.file, line=s.line))
             self.runs += 1
             verification, recording = verify(self.program.rewritten({str(p): t for p, t in new_texts.items()}), ref,
                                              self.timeout)
@@ -160,8 +161,8 @@ class Search:
                 return now, verification, new_texts
             moved = self._moved_on(report, recording, ref)
             if moved is not None and depth + 1 < MAX_CULPRITS:
-                self.progress(f"  that error is gone; another in-place error follows at "
-                              f"{moved['culprit']['file']}:{moved['culprit']['line']}: fixing it too")
+                self.progress(say("blame: another culprit follows", file=moved["culprit"]["file"],
+                                  line=moved["culprit"]["line"]))
                 deeper = self._solve(moved, now, now_sites, new_texts, depth + 1)
                 if deeper is not None:
                     return deeper
@@ -176,7 +177,7 @@ class Search:
         key = (mode, sites)
         if key not in self.references:
             what = REFERENCES["truncated" if mode == "truncated" else "out_of_place" if sites else "same"]
-            self.progress(f"running the reference ({what})...")
+            self.progress(say("blame: running the reference", what=what))
             self.runs += 1
             self.references[key] = reference(self.program, mode, self.timeout, sites)
         return self.references[key]
@@ -188,9 +189,7 @@ class Search:
         same = compare(self._reference(mode, ()), self._reference(mode, sites))
         if same.verified or not same.error_gone:
             return None  # equal, or the reference itself fails (then every try says so)
-        return Verification(True, False, f"making the culprit out of place changes what the program computes "
-                                         f"({same.detail}): the in-place write is part of the program (another "
-                                         f"name reads what it wrote), so only a rewrite that keeps it can be right")
+        return Verification(True, False, say("blame: the write is part of the program", detail=same.detail))
 
     def _moved_on(self, report: dict[str, Any], recording: dict[str, Any], ref: dict[str, Any]) -> dict | None:
         """The next culprit's report when the rewrite removed its error and another in-place error followed,
@@ -242,22 +241,17 @@ def plan(report: dict[str, Any], sources: Sources) -> list[str]:
     keys = set()
     for s in candidates:
         keys.add(s.contract)
-        lines.append(f"  try ({s.kind}) {s.file}:{s.line}, compared with the reference: {REFERENCES[s.contract]}")
+        lines.append(say("blame: plan try", kind=s.kind, file=s.file, line=s.line, reference=REFERENCES[s.contract]))
     if not candidates:
-        return ["No rewrite applies: --fix runs nothing more and gives the suggestion in words."]
+        return [say("blame: plan nothing applies")]
     references = len(keys) + ("out_of_place" in keys and "same" not in keys)
-    head = (f"--fix runs {sources.given} again, each time in a fresh Python, from its text as read now, in a "
-            f"scratch folder that shows this folder's files and keeps every file the run writes (your files are "
-            f"only read; a write anywhere else fails the run), with stdin from /dev/null and a time limit:",
-            f"  {references} reference run{'s' if references > 1 else ''}, to compare with: the program with every "
-            f"saved tensor kept as saved (each in float64, and once more in the script's own dtypes if it fails in "
-            f"float64);",
-            f"  1 run for each rewrite tried, best first, until one is verified ({len(candidates)} for this culprit);",
-            f"  if a rewrite removes its error and another culprit follows, the same for that one (at most "
-            f"{MAX_CULPRITS} culprits, {MAX_TRIES} rewrites in all).",
-            "Rewrites it would try:")
-    return [*head, *lines, "Nothing is written until a rewrite is verified; then the original is kept beside it."]
+    head = (say("blame: plan runs", script=sources.given),
+            say("blame: plan references", count=references, s="s" if references > 1 else ""),
+            say("blame: plan one run each", count=len(candidates)),
+            say("blame: plan next culprit", culprits=MAX_CULPRITS, tries=MAX_TRIES),
+            say("blame: plan rewrites"))
+    return [*head, *lines, say("blame: plan nothing written")]
 
 
 def _unverified() -> Verification:
-    return Verification(False, False, "no rewrite applies")
+    return Verification(False, False, say("blame: no rewrite applies"))

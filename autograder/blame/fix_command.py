@@ -16,6 +16,7 @@ import json
 import os
 import sys
 
+from ..feedback.wording import say
 from .execute import run_script
 from .fix import COULD_NOT_WRITE, FIXED, SCRIPT_FAILED, Repair, Search, plan
 from .report import NO_REPORT
@@ -34,13 +35,11 @@ def run_fix(args: argparse.Namespace) -> int:
             sources = Sources(args.script, os.getcwd())  # resolved, and read, before the script runs
             script = sources.file(args.script)
             if script is None:
-                raise CouldNotWrite(f"cannot read {args.script} as Python source text")
+                raise CouldNotWrite(say("blame: cannot read script", script=args.script))
             with FileLock(sources.script, args.script):
                 if not args.dry_run:
                     check_writable([script])
-                print(f"running {args.script} once under the locator, in this folder, as `python {args.script}` would; "
-                      f"then --fix says what more it runs, and why", file=out,
-                      flush=True)
+                print(say("blame: running once", script=args.script), file=out, flush=True)
                 status, reports = run_script(args.script, list(args.args), quiet_stdout=args.json)
                 if not reports:
                     return _nothing(args, status)
@@ -61,9 +60,9 @@ def run_fix(args: argparse.Namespace) -> int:
         return _refused(args, str(e))
     except Interrupted as e:
         backups = repair.backups if repair is not None else {}
-        print(f"autograder blame --fix: stopped by {e}; " + (
-            "the verified fix had been written: " + ", ".join(map(str, backups.values())) + " hold the originals"
-            if backups else "no file was changed"), file=sys.stderr)
+        print(say("blame: stopped by signal", signal=e, what=say(
+            "blame: stopped, fix written", backups=", ".join(map(str, backups.values())))
+            if backups else say("blame: stopped, nothing changed")), file=sys.stderr)
         return 128 + e.signum
     if args.json:
         print(json.dumps(data | {"fix": repair.to_json()}, indent=2))
@@ -86,11 +85,11 @@ def _write(repair: Repair, sources: Sources) -> None:
 
 
 def _nothing(args: argparse.Namespace, status: int) -> int:
-    said = "the script ran without it" if status == 0 else f"the script failed otherwise (exit {status})"
+    said = say("blame: ran without it") if status == 0 else say("blame: failed otherwise", status=status)
     if args.json:
         print(json.dumps(NO_REPORT | {"fix": None}))
     else:
-        print(f"Nothing to fix: no in-place error was raised; {said}.")
+        print(say("blame: nothing to fix", said=said))
     return FIXED if status == 0 else SCRIPT_FAILED
 
 
@@ -101,12 +100,12 @@ def _dry_run(args: argparse.Namespace, data: dict, steps: list[str], status: int
     else:
         print("\n".join(steps))
         if shown is not None:
-            print("\n" + shown.text(status="not verified: --dry-run runs nothing more"))
+            print("\n" + shown.text(status=say("blame: not verified, dry run")))
     return status
 
 
 def _refused(args: argparse.Namespace, why: str) -> int:
     if args.json:
         print(json.dumps(NO_REPORT | {"fix": None, "refused": why}))
-    print(f"Not fixed: {why}", file=sys.stderr)
+    print(say("blame: not fixed", why=why), file=sys.stderr)
     return COULD_NOT_WRITE

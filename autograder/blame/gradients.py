@@ -43,6 +43,7 @@ from torch.autograd.graph import saved_tensors_hooks
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.overrides import TorchFunctionMode
 
+from ..feedback.wording import say
 from .frames import UserFrames
 from .locator import PREFIX, Locator, op_name, report_of
 from .scratch import Overrides, ScratchFolder
@@ -72,7 +73,7 @@ class Recorder:
         self._sequence: Callable[[], int] | None = getattr(getattr(torch._C, "_autograd", None),
                                                            "_get_sequence_nr", None)
         if truncate and self._sequence is None:
-            raise RuntimeError("this PyTorch has no sequence numbers: the truncated reference cannot be made")
+            raise RuntimeError(say("blame: no sequence numbers"))
 
     def wrap(self, backward: Any) -> Any:
         signature = inspect.signature(backward)

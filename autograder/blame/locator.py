@@ -27,6 +27,7 @@ import torch
 from torch.autograd.graph import saved_tensors_hooks
 from torch.overrides import TorchFunctionMode, resolve_name
 
+from ..feedback.wording import say
 from ..messages import INPLACE_ERROR
 from .frames import Raw, UserFrames, sites
 from .report import Operation, Report, TensorInfo
@@ -294,7 +295,7 @@ def _show(report: Report, with_fix: bool) -> None:
 
     suggestion = suggest(report.to_json())
     if suggestion is not None:
-        print("\n" + suggestion.text(status="not verified: nothing was run again"))
+        print("\n" + suggestion.text(status=say("blame: not verified, nothing ran")))
 
 
 def culprit_for(fn: Callable[[], Any], filename: str | Callable[[str], bool] | None = ANSWER_FILE) -> dict | None:

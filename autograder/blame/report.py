@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..feedback.wording import say
 from .frames import Site
 
 
@@ -43,8 +44,8 @@ class Operation:
     def where(self) -> str:
         s = self.site
         if s is None:
-            return "(no frame of your code on the stack)"
-        return f"{s}" + (f": {s.code}" if s.code else "")
+            return say("blame: no user frame")
+        return say("blame: where code", site=s, code=s.code) if s.code else f"{s}"
 
 
 @dataclass(frozen=True)
@@ -90,32 +91,32 @@ class Report:
     def summary(self) -> str:
         """One sentence: the culprit and the saver, for an error message or a grader's feedback line."""
         c = self.culprit
-        changed = (f"modified by {c.op} at {c.where()}" if c else
-                   "modified by an operation the locator could not see (see book/reference/blame.md, limits)")
-        return f"The tensor was {changed}; it was saved by {self.saved_by.op} at {self.saved_by.where()}."
+        saver = self.saved_by
+        if c is None:
+            return say("blame: summary unseen", saved_by=saver.op, saved_at=saver.where())
+        return say("blame: summary", op=c.op, where=c.where(), saved_by=saver.op, saved_at=saver.where())
 
     def text(self) -> str:
         t = self.tensor
-        lines = ["In-place modification of a tensor saved for backward"]
         c = self.culprit
         if c is not None:
-            lines.append(f"  modified by  {c.op}  at {_site(c)}")
-            lines += _code(c)
+            lines = [say("blame: report head", op=c.op, site=_site(c)), *_code(c)]
         else:
-            lines.append("  modified by  (not seen: made outside locate() or outside Python's view; "
-                         "book/reference/blame.md, limits)")
-        lines.append(f"  saved by     {self.saved_by.op}  at {_site(self.saved_by)}")
+            lines = [say("blame: report head unseen")]
+        lines.append(say("blame: report saved by", op=self.saved_by.op, site=_site(self.saved_by)))
         lines += _code(self.saved_by)
-        lines.append(f"  tensor       {t.dtype} {list(t.shape)}, saved at version {t.expected_version}, "
-                     f"found at version {t.found_version}")
+        lines.append(say("blame: report tensor", dtype=t.dtype, shape=list(t.shape), expected=t.expected_version,
+                         found=t.found_version))
         if self.backward_node:
-            lines.append(f"  backward     {self.backward_node} needed it")
+            lines.append(say("blame: report backward", node=self.backward_node))
         if c is not None and len(c.chain) > 1:
-            lines.append("  calls        " + " -> ".join(f"{s.function} ({s})" for s in reversed(c.chain)))
+            lines.append(say("blame: report calls", calls=" -> ".join(
+                say("blame: report call", function=s.function, site=s) for s in reversed(c.chain))))
         if len(self.modifications) > 1:
-            lines.append(f"  {len(self.modifications)} modifications since it was saved (the first is the culprit):")
+            lines.append(say("blame: report modifications", count=len(self.modifications)))
             for i, m in enumerate(self.modifications, 1):
-                lines.append(f"    {i}. {m.op} at {m.where()} -> version {m.version}")
+                lines.append(say("blame: report modification", number=i, op=m.op, where=m.where(),
+                                 version=m.version))
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -126,11 +127,11 @@ class Report:
 
 
 def _site(op: Operation) -> str:
-    return str(op.site) if op.site else "(no frame of your code on the stack)"
+    return str(op.site) if op.site else say("blame: no user frame")
 
 
 def _code(op: Operation) -> list[str]:
-    return [f"      {op.site.code}"] if op.site and op.site.code else []
+    return [say("blame: report code", code=op.site.code)] if op.site and op.site.code else []
 
 
 NO_REPORT: dict[str, Any] = {"culprit": None, "saved_by": None, "tensor": None, "backward_node": None,

@@ -13,6 +13,7 @@ from typing import cast
 
 import libcst as cst
 
+from ..feedback.wording import say
 from .construct import callee_name, drop_inplace, inplace_argument, without_argument
 from .cst_edit import Source, names_read, parsed, plain_code, statement, walk
 from .culprit import Culprit, Read, Rewrite
@@ -77,17 +78,14 @@ def _clone_made(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: c
     if assign is not None and isinstance(target, (cst.Name, cst.Attribute)) and isinstance(assign.value, cst.Call):
         name = plain_code(target)
         copy = statement(f"{name} = {name}.clone()\n")
-        why = (f"Later code writes into the output of `{src.code(small).strip()}` through another name (a view, "
-               f"`detach()`, a function it is passed to); `{name} = {name}.clone()` right after it gives that code "
-               f"its own copy, and backward keeps the original.")
+        why = say("blame: why clone the output", code=src.code(small).strip(), copy=name)
         return [Rewrite("clone_saved", c.saved_file or "", src.edited({stmt: cst.FlattenSentinel([stmt, copy])}), why)]
     saver = (c.saved_op or "").rsplit(".", 1)[-1]
     calls = [call for call in walk(small, cst.Call) if saver and callee_name(call) == saver]
     if not calls:
         return []
     cloned = cst.Call(func=cst.Attribute(value=calls[0], attr=cst.Name("clone")))
-    why = (f"Later code writes, through another name, into the tensor `{plain_code(calls[0])}` made and saved for "
-           f"backward; `{plain_code(cloned)}` hands that code a copy, and backward keeps the original.")
+    why = say("blame: why clone the made tensor", made=plain_code(calls[0]), cloned=plain_code(cloned))
     return [Rewrite("clone_saved", c.saved_file or "", src.edited({calls[0]: cloned}), why)]
 
 
@@ -108,9 +106,8 @@ def _clone_read(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: c
         nodes = reads[code]
         new: dict[cst.CSTNode, cst.CSTNode] = {
             n: cst.Call(func=cst.Attribute(value=n, attr=cst.Name("clone"))) for n in nodes}
-        why = (f"`{src.code(small).strip()}` (line {c.at(c.saved_line)}) saved `{code}` for backward as it read it, "
-               f"and `{c.method}` later writes into `{code}`; `{code}.clone()` there gives backward its own copy, and "
-               f"the write still reaches `{code}`.")
+        why = say("blame: why clone the read", saver=src.code(small).strip(), line=c.at(c.saved_line), code=code,
+                  method=c.method)
         found.append(Rewrite("clone_saved", c.saved_file or "", src.edited(new), why))
     return found
 
@@ -175,8 +172,7 @@ def _aug_assign(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: c
                      value=cst.BinaryOperation(left=small.target.deep_clone(), operator=binary(), right=value))
     before, after = plain_code(small), plain_code(new)
     expand = Rewrite("expand", c.file, src.edited({small: new}),
-                     f"`{before}` writes into {c.saved()}; `{after}` computes the same values into a new tensor "
-                     f"and leaves the saved one as it was.", contract="out_of_place")
+                     say("blame: why expand", before=before, saved=c.saved(), after=after), contract="out_of_place")
     if not isinstance(small.target, cst.Subscript):
         return [expand]
     copy = _clone_first(c, src, stmt, _base(small.target), before)
@@ -213,22 +209,20 @@ def _inplace_call(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small:
         new = cst.Assign(targets=[cst.AssignTarget(target=behind)],
                          value=twin.with_changes(func=twin.func.with_changes(value=behind)))
         found.append(Rewrite("out_of_place", c.file, src.edited({small: new}),
-                             f"`{plain_code(call)}` changes `{plain_code(behind)}` behind autograd's back (its version "
-                             f"counter still changes, so backward fails, and its gradient would ignore the change); "
-                             f"`{plain_code(new)}` makes the change an operation autograd records, so the gradient "
-                             f"accounts for it."))
+                             say("blame: why not behind autograd", call=plain_code(call), behind=plain_code(behind),
+                                 new=plain_code(new))))
     named = isinstance(receiver, (cst.Name, cst.Attribute)) and behind is None
     if twin is not None and alone and named:
         # named: the receiver is a Name or an Attribute
         new = cst.Assign(targets=[cst.AssignTarget(target=cast("cst.Name | cst.Attribute", receiver))], value=twin)
         found.append(Rewrite("out_of_place", c.file, src.edited({small: new}),
-                             f"`{plain_code(call)}` overwrote {c.saved()}; `{plain_code(new)}` computes the same "
-                             f"values into a new tensor."))
+                             say("blame: why out of place", call=plain_code(call), saved=c.saved(),
+                                 new=plain_code(new))))
     elif twin is not None and not alone:
         found.append(Rewrite("out_of_place", c.file, src.edited({call: twin}),
-                             f"`{plain_code(call)}` overwrote {c.saved()}; `{plain_code(twin)}` computes the same "
-                             f"values into a new tensor (`{plain_code(receiver) if receiver else 'its input'}` "
-                             f"itself is no longer changed).", contract="out_of_place"))
+                             say("blame: why twin", call=plain_code(call), saved=c.saved(), twin=plain_code(twin),
+                                 receiver=plain_code(receiver) if receiver else say("blame: its input")),
+                             contract="out_of_place"))
     if named:
         copy = _clone_first(c, src, stmt, receiver, plain_code(call))
         found = copy + found if not alone else found + copy  # nested: the copy keeps what the line meant
@@ -262,8 +256,7 @@ def _out_argument(c: Culprit, src: Source, small: cst.BaseSmallStatement, call: 
         return []
     new = cst.Assign(targets=[cst.AssignTarget(target=out.value)], value=without_argument(call, out))
     return [Rewrite("out_of_place", c.file, src.edited({small: new}),
-                    f"`out={plain_code(out.value)}` wrote into {c.saved()}; `{plain_code(new)}` puts the result "
-                    f"in a new tensor.")]
+                    say("blame: why no out", out=plain_code(out.value), saved=c.saved(), new=plain_code(new)))]
 
 
 def _clone_first(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, base: cst.BaseExpression | None,
@@ -274,8 +267,7 @@ def _clone_first(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, base: c
     copy = statement(f"{name} = {name}.clone()\n").with_changes(leading_lines=stmt.leading_lines)
     edited = src.edited({stmt: cst.FlattenSentinel([copy, stmt.with_changes(leading_lines=())])})
     return [Rewrite("clone_first", c.file, edited,
-                    f"The write must stay, so it goes into a copy: `{name} = {name}.clone()` before `{write}` "
-                    f"leaves {c.saved()} untouched, and the code after it sees the written values.")]
+                    say("blame: why clone first", copy=name, write=write, saved=c.saved()))]
 
 
 def written_name(stmt: cst.SimpleStatementLine) -> str | None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from ..feedback.wording import say
 from .transaction import signals_held
 
 RUN_TIMEOUT = 600
@@ -61,9 +62,9 @@ def record(program: Program, mode: str, float64: bool, timeout: float = RUN_TIME
         except subprocess.TimeoutExpired:
             status = None
         if status is None:
-            return failed(f"it ran longer than {timeout:.0f} s", float64)
+            return failed(say("blame: run too long", seconds=timeout), float64)
         if not out.exists() or out.stat().st_size == 0:
-            return failed(f"it crashed (exit {status}): {_tail(log)}", float64)
+            return failed(say("blame: run crashed", status=status, output=_tail(log)), float64)
         return torch.load(out, weights_only=True)
     finally:
         with signals_held():  # the run, what it left in the background, and its folders: all gone

@@ -29,6 +29,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from ..feedback.wording import say
+
 MAX_ENTRIES = 10_000
 """Entries of a folder shown in the scratch folder (the working folder, or one a write goes into)."""
 
@@ -64,9 +66,7 @@ class ScratchFolder:
                     _copy_up(here, truncate and last)
         where = os.path.realpath(target if final else os.path.dirname(target) or ".")
         if not self.inside(where):
-            raise PermissionError(f"autograder blame --fix: a verification run writes only in its scratch folder; "
-                                  f"the script tried to write {path!r}, outside it (your files are never changed "
-                                  f"by these runs)")
+            raise PermissionError(say("blame: write outside scratch", path=path))
 
     def hook(self, event: str, args: tuple) -> None:
         """The audit hook: every write Python makes goes through `make_writable` first."""
@@ -100,7 +100,7 @@ def _mirror(source: str, folder: str) -> None:
     with os.scandir(source) as entries:
         for n, entry in enumerate(entries):
             if n >= MAX_ENTRIES:
-                raise OSError(f"{source} has more than {MAX_ENTRIES} entries: too many to show in a scratch folder")
+                raise OSError(say("blame: too many entries", folder=source, most=MAX_ENTRIES))
             os.symlink(entry.path, os.path.join(folder, entry.name))
 
 

@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..feedback.wording import say
 from .execute import run_script
 from .fix_command import run_fix
 from .report import NO_REPORT
@@ -26,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     """The `blame` subcommand: parsed arguments in, exit status out."""
     script = Path(args.script)
     if not script.is_file():
-        print(f"error: no such script: {args.script}", file=sys.stderr)
+        print(say("blame: no such script", script=args.script), file=sys.stderr)
         return 2
     if args.fix or args.dry_run:
         return run_fix(args)
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             if suggestion is not None:
                 print("\n" + suggestion.text())
         if len(reports) > 1:
-            print(f"({len(reports) - 1} more in-place error(s) were raised and caught by the script)")
+            print(say("blame: more errors caught", count=len(reports) - 1))
     return status
 
 

@@ -23,6 +23,7 @@ from typing import cast
 
 import libcst as cst
 
+from ..feedback.wording import say
 from .cst_edit import Source, expression, names_read, parsed, plain_code, statement, walk
 from .culprit import Culprit, Read, Rewrite
 
@@ -34,21 +35,14 @@ def is_step(code: str | None) -> bool:
 def step_words(c: Culprit, step: str, later: tuple[str, int] | None) -> str:
     """A state carried from an earlier pass: detach it. Otherwise which two fixes, and why neither is automatic."""
     if c.line_ran_again:
-        saver = (f"`{c.saved_code}` (line {c.at(c.saved_line)})" if c.saved_code and c.saved_line
-                 else "the line that saved it")
-        return (f"`{step}` changed, in place, parameters that the graph of an earlier pass through {saver} still "
-                f"holds: the state that pass produced was carried into this one with its graph, so this backward "
-                f"runs back into it. Detach the carried state at the start of each step (`h = h.detach()`; for an "
-                f"LSTM's pair, `h = tuple(s.detach() for s in h)`): backpropagation then stops at the step boundary "
-                f"(truncated backpropagation through time), and `retain_graph=True` is no longer needed.")
-    later_text = f"`{later[0]}` (line {c.at(later[1])})" if later else "a later `backward()`"
-    forward = f" (`{c.saved_code}`, line {c.at(c.saved_line)})" if c.saved_code and c.saved_line else ""
-    return (f"`{step}` changes, in place, parameters that the graph of {later_text} still needs: that graph was "
-            f"built before the step, with the old values. Two fixes, two different maths: move the step after "
-            f"{later_text} if those gradients should come from the parameters the forward used (the step then also "
-            f"sees what that backward adds to their gradients), or run the forward again after the step"
-            f"{forward} if they should come from the new parameters, as most GAN and multi-loss code does. "
-            f"Which one is a choice about the training, so neither is written for you.")
+        saver = (say("blame: code at line", code=c.saved_code, line=c.at(c.saved_line))
+                 if c.saved_code and c.saved_line else say("blame: the line that saved it"))
+        return say("blame: words step, carried state", step=step, saver=saver)
+    later_text = (say("blame: code at line", code=later[0], line=c.at(later[1])) if later
+                  else say("blame: a later backward"))
+    forward = (say("blame: the forward", code=c.saved_code, line=c.at(c.saved_line))
+               if c.saved_code and c.saved_line else "")
+    return say("blame: words step", step=step, later=later_text, forward=forward)
 
 
 def later_backward(src: Source, step: cst.SimpleStatementLine) -> tuple[str, int] | None:
@@ -83,10 +77,7 @@ def _detach_from_line(c: Culprit, src: Source, step: cst.SimpleStatementLine) ->
     if carrier is None or state is None:
         return []
     form = f"{state} = {state}.detach() if hasattr({state}, 'detach') else tuple(s.detach() for s in {state})\n"
-    why = (f"`{state}` carries the graph of an earlier pass through this line into the next backward, and "
-           f"`{_code(step)}` has changed its parameters in place since; detaching it at the start of each step "
-           f"ends backpropagation at the step boundary (truncated backpropagation through time), for a "
-           f"tensor state and for an LSTM's `(h, c)` pair alike.")
+    why = say("blame: why detach the carried state", state=state, step=_code(step))
     return [Rewrite("detach_state", c.file, src.edited({carrier: cst.FlattenSentinel(
         [statement(form).with_changes(leading_lines=carrier.leading_lines), carrier.with_changes(leading_lines=())])}),
         why, contract="truncated")]
@@ -127,10 +118,7 @@ def _detach_state(c: Culprit, src: Source, step: cst.SimpleStatementLine, read: 
         anchor = _anchor(here, carrier, step if here is src else None)
         forms = _detach_forms(state, lstm="lstm" in (c.saved_op or "").lower())
         step_code = _code(step)
-        why = (f"`{', '.join(state)}` carries the previous step's graph, whose parameters `{step_code}` has since "
-               f"changed in place; detaching it at the start of each step ends backpropagation at the step "
-               f"boundary (truncated backpropagation through time), which is what `retain_graph=True` was "
-               f"working around.")
+        why = say("blame: why detach the state", state=", ".join(state), step=step_code)
         return [Rewrite("detach_state", file, here.edited({anchor: cst.FlattenSentinel(
             [statement(form).with_changes(leading_lines=anchor.leading_lines),
              anchor.with_changes(leading_lines=())])}),
@@ -230,20 +218,16 @@ def _restrict(c: Culprit, src: Source, step: cst.SimpleStatementLine) -> list[Re
     params = _parameters(src, stepper, backward)
     restricted = call.with_changes(args=_with_inputs(call, expression(params)))
     step_code, backward_code = _code(step), _code(backward)
-    rest = "the other parameters' `.grad` misses that backward's share (re-running checks that no step used it)"
+    rest = say("blame: the other parameters' grad")
     body = list(block.body)
     moved = body[:at] + body[at + 1:later] + [backward.deep_replace(call, restricted), step] + body[later + 1:]
     return [
         Rewrite("restrict_backward", c.file, src.edited({call: restricted}),
-                f"`{backward_code}` also sends gradients back through the parameters `{step_code}` changed, yet "
-                f"only `{stepper}` steps after it: `inputs={params}` keeps it to `{stepper}`'s parameters, whose "
-                f"gradients `{stepper}.step()` sees as before, and it no longer goes back into the changed ones "
-                f"(unless they lie between the loss and `{stepper}`'s); {rest}."),
+                say("blame: why restrict the backward", backward=backward_code, step=step_code, stepper=stepper,
+                    params=params, rest=rest)),
         Rewrite("move_step", c.file, src.edited({block: block.with_changes(body=moved)}),
-                f"`{step_code}` changed parameters that the graph of `{backward_code}` still needs: the step now "
-                f"runs after that backward, and `inputs={params}` keeps the backward to `{stepper}`'s parameters, "
-                f"so `{step_code}` sees only the gradients it saw before and `{stepper}.step()` the same as "
-                f"before; {rest}."),
+                say("blame: why move the step", step=step_code, backward=backward_code, params=params,
+                    stepper=stepper, rest=rest)),
     ]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..feedback.wording import say
 from .construct import construction_rewrites, module_ops
 from .cst_edit import Source, changed_lines, names_read, parsed, plain_code, statement, unified_diff
 from .culprit import Culprit, Read, Rewrite
@@ -63,10 +64,12 @@ class Suggestion:
         return {"file": self.file, "line": self.line, "before": self.before, "after": self.after, "why": self.why,
                 "verified": verified, "kind": self.kind, "diff": self.diff or None}
 
-    def text(self, status: str = "not verified: `autograder blame --fix` applies it and checks it") -> str:
+    def text(self, status: str | None = None) -> str:
+        """The suggestion as shown; `status` says whether it was verified (by default: not yet, --fix would)."""
         if self.after is None:
-            return "What to do (no safe automatic rewrite):\n  " + self.why
-        return f"Suggested fix ({status}):\n{self.diff.rstrip()}\n  why: {self.why}"
+            return say("blame: words only", why=self.why)
+        shown = say("blame: not verified, --fix would") if status is None else status
+        return say("blame: suggested fix", status=shown, diff=self.diff.rstrip(), why=self.why)
 
 
 def culprit_of(report: Any) -> Culprit | None:
@@ -119,23 +122,16 @@ def words(c: Culprit, code: str | None, read: Read | None = None) -> str:
         src, stmt = _statement(c, read) if read is not None else (None, None)
         return step_words(c, code or "opt.step()", later_backward(src, stmt) if src and stmt else None)
     if c.grad_mode is False:
-        return (f"{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): "
-                f"autograd does not record it, yet it still changes {c.saved()}, so backward still fails, and what "
-                f"it computes no longer carries a gradient. Take it out of `torch.no_grad()` and make it out of "
-                f"place (`out = out + x` for `out += x`; `inplace=True` dropped).")
+        return say("blame: words no_grad", shown=shown, saved=c.saved())
     if module_ops(c.op):
-        return (f"{shown} calls a module or function with `inplace=True` ({c.op}), which overwrote its input, "
-                f"{c.saved()}: build it without `inplace=True` where it is defined (`nn.ReLU()`).")
+        return say("blame: words inplace module", shown=shown, op=c.op, saved=c.saved())
     if c.method == "__setitem__":
-        return (f"{shown} writes into {c.saved()}: write into a copy (`x = x.clone()` first), or build the new "
-                f"tensor without writing into it (`torch.where`, `torch.cat`).")
+        return say("blame: words setitem", shown=shown, saved=c.saved())
     if c.method.endswith("_") and not c.method.startswith("_") and c.method[:-1] in OUT_OF_PLACE:
-        return (f"{shown} ({c.op}) overwrote {c.saved()}: use the out-of-place `{c.method[:-1]}` "
-                f"(`t = t.{c.method[:-1]}(...)`), or write into a `clone()` of the tensor.")
+        return say("blame: words twin", shown=shown, op=c.op, saved=c.saved(), twin=c.method[:-1])
     if c.method.endswith("_") and not c.method.startswith("_"):
-        return (f"{shown} ({c.op}) overwrote {c.saved()}: make it write into a copy (`t = t.clone()` just before "
-                f"it), or give the line that saved the tensor a copy (`.clone()` where it reads or makes it).")
-    return f"{shown} overwrote {c.saved()}: make that operation out of place, or make it write into a `clone()`."
+        return say("blame: words method", shown=shown, op=c.op, saved=c.saved())
+    return say("blame: words other", shown=shown, saved=c.saved())
 
 
 def suggestions(report: Any, read: Read | None = None) -> tuple[list[Suggestion], Suggestion] | None:

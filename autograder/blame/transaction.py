@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..feedback.wording import say
 from ..files import read_bounded
 from .sources import MAX_SOURCE, SourceFile
 
@@ -91,7 +92,7 @@ def lock_folder() -> Path:
         os.mkdir(folder, 0o700)
     st = os.lstat(folder)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise CouldNotWrite(f"the folder for --fix's locks, {folder}, is not yours alone: remove it and try again")
+        raise CouldNotWrite(say("blame: lock folder not yours", folder=folder))
     return folder
 
 
@@ -110,8 +111,7 @@ class FileLock:
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").split(" ")[0] or "?"
             os.close(fd)
-            raise CouldNotWrite(f"another `autograder blame --fix` (process {holder}) is working on {self.shown}: "
-                                f"nothing was run or written; try again when it has finished") from None
+            raise CouldNotWrite(say("blame: locked by another", process=holder, file=self.shown)) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {self.path}\n".encode(), 0)
         self._fd = fd
@@ -128,13 +128,13 @@ def why_not_writable(f: SourceFile) -> str | None:
     try:
         st = os.stat(f.path)
     except OSError as e:
-        return f"it cannot be read any more ({e.strerror})"
+        return say("blame: unreadable now", error=e.strerror)
     if not st.st_mode & 0o222:
-        return "it is read-only (no write permission for anyone)"
+        return say("blame: read-only")
     if not os.access(f.path, os.W_OK):
-        return "you do not have permission to write it"
+        return say("blame: no permission")
     if not os.access(f.path.parent, os.W_OK | os.X_OK):
-        return f"its folder {f.path.parent} is not writable (the backup and the new file are made there)"
+        return say("blame: folder not writable", folder=f.path.parent)
     return None
 
 
@@ -143,7 +143,7 @@ def check_writable(files: list[SourceFile]) -> None:
     for f in files:
         why = why_not_writable(f)
         if why is not None:
-            raise CouldNotWrite(f"cannot write {f.shown}: {why}")
+            raise CouldNotWrite(say("blame: cannot write", file=f.shown, why=why))
 
 
 def commit(changes: list[tuple[SourceFile, str]]) -> dict[Path, Path]:
@@ -170,8 +170,8 @@ def commit(changes: list[tuple[SourceFile, str]]) -> dict[Path, Path]:
                     backup.unlink()
             if isinstance(e, CouldNotWrite):
                 raise
-            raise CouldNotWrite(f"could not write {e.filename or 'a file'}: {e.strerror or e}; every file is as it "
-                                f"was") from e
+            raise CouldNotWrite(say("blame: could not write", file=e.filename or say("blame: a file"),
+                                    error=e.strerror or e)) from e
         return backups
 
 
@@ -179,9 +179,9 @@ def _unchanged(f: SourceFile) -> None:
     try:
         now = read_bounded(f.path, MAX_SOURCE + 1)
     except OSError as e:
-        raise CouldNotWrite(f"cannot read {f.shown} again ({e}): nothing was written") from e
+        raise CouldNotWrite(say("blame: cannot read again", file=f.shown, error=e)) from e
     if now != f.data:
-        raise CouldNotWrite(f"{f.shown} changed while --fix ran: your version is kept, and nothing was written")
+        raise CouldNotWrite(say("blame: changed meanwhile", file=f.shown))
 
 
 def _backup(f: SourceFile) -> Path:
@@ -202,7 +202,7 @@ def _backup(f: SourceFile) -> Path:
                 except FileExistsError:
                     continue
             return candidate
-        raise CouldNotWrite(f"{f.shown} has 1000 backups beside it already: remove some") from None
+        raise CouldNotWrite(say("blame: too many backups", file=f.shown)) from None
     finally:
         Path(tmp).unlink(missing_ok=True)
 

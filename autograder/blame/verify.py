@@ -45,6 +45,7 @@ from typing import Any
 
 import torch
 
+from ..feedback.wording import say
 from .gradients import MAX_BACKWARDS, MAX_STEPS
 from .runs import RUN_TIMEOUT, Program, record
 
@@ -57,10 +58,8 @@ class RewriteTolerance:
 
 
 TOLERANCES = {
-    True: RewriteTolerance(1e-9, 1e-12,
-                           "float64: a rewrite may only change the order of a few roundings (eps 2.2e-16)"),
-    False: RewriteTolerance(1e-5, 1e-7,
-                            "float32 (the program would not run in float64): eps 1.2e-7 times a few hundred"),
+    True: RewriteTolerance(1e-9, 1e-12, say("blame: tolerance float64")),
+    False: RewriteTolerance(1e-5, 1e-7, say("blame: tolerance float32")),
 }
 """By whether the runs used float64."""
 
@@ -98,50 +97,52 @@ def verify(program: Program, ref: dict[str, Any], timeout: float = RUN_TIMEOUT) 
 def compare(ref: dict[str, Any], fixed: dict[str, Any]) -> Verification:
     """The rewritten program's recording against the reference's (the module's docstring says what is equal)."""
     if ref["error"] is not None:
-        return Verification(False, False, f"cannot verify: the program fails even with every saved tensor kept "
-                                           f"as it was saved ({ref['error']['type']}: {ref['error']['message'][:200]})")
+        return Verification(False, False, say("blame: reference fails", type=ref["error"]["type"],
+                                              message=ref["error"]["message"][:200]))
     error = fixed["error"]
     if error is not None:
-        what = "the in-place error remains" if error["inplace"] else "it now raises"
-        return Verification(False, False, f"{what}: {error['type']}: {error['message'][:200]}")
+        message = error["message"][:200]
+        return Verification(False, False, say("blame: the in-place error remains", type=error["type"], message=message)
+                            if error["inplace"] else say("blame: it now raises", type=error["type"], message=message))
     if fixed["status"] != ref["status"]:
-        return Verification(False, False, f"it exits with {fixed['status']}, the reference with {ref['status']}")
+        return Verification(False, False, say("blame: other exit status", status=fixed["status"],
+                                              reference=ref["status"]))
     if fixed["count"] != ref["count"]:
-        return Verification(True, False, f"{fixed['count']} backward passes, the reference {ref['count']}")
+        return Verification(True, False, say("blame: other backward count", count=fixed["count"],
+                                             reference=ref["count"]))
     tol = TOLERANCES[bool(ref["float64"])]
     other = _other_values(ref.get("roots", []), fixed.get("roots", []), tol)
     if other:
-        return Verification(True, False, f"it computes other values: {other}")
+        return Verification(True, False, say("blame: other values", other=other))
     if len(fixed["shapes"]) < len(ref["shapes"]):
-        return Verification(True, False, f"fewer leaf tensors get a gradient: {len(fixed['shapes'])}, the reference "
-                                         f"{len(ref['shapes'])} (a tensor the loss was made of no longer is)")
+        return Verification(True, False, say("blame: fewer leaves", count=len(fixed["shapes"]),
+                                             reference=len(ref["shapes"])))
     if fixed["shapes"] != ref["shapes"]:
-        return Verification(True, False, f"its backward passes reach other leaf tensors ({len(fixed['shapes'])} "
-                                         f"against {len(ref['shapes'])}, or in another order)")
+        return Verification(True, False, say("blame: other leaves", count=len(fixed["shapes"]),
+                                             reference=len(ref["shapes"])))
     if _step_counts(fixed) != _step_counts(ref):
-        return Verification(True, False, "its optimizers step other parameters, or another number of times")
+        return Verification(True, False, say("blame: other steps"))
     owned = {i for key in _step_counts(ref) for i in key}
     worst = 0.0
     for where, pairs in _compared(ref, fixed, owned):
         for i, x, y in pairs:
             if y is None and x is not None and bool(x.ne(0).any()):
-                return Verification(True, False, f"leaf tensor {i} {list(x.shape)} gets no gradient {where}; in the "
-                                                 f"reference it got one")
+                return Verification(True, False, say("blame: leaf without gradient", index=i, shape=list(x.shape),
+                                                     where=where))
             x, y = _zeros_for_none(x, y), _zeros_for_none(y, x)
             if x is None:
                 continue
             assert y is not None  # _zeros_for_none leaves None only where both were None
             if not torch.allclose(y, x, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
-                return Verification(True, False,
-                                    f"leaf tensor {i} {list(x.shape)} differs {where} by up to "
-                                    f"{(y - x).abs().max().item():.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})")
+                return Verification(True, False, say("blame: leaf differs", index=i, shape=list(x.shape), where=where,
+                                                     difference=(y - x).abs().max().item(), rtol=tol.rtol,
+                                                     atol=tol.atol))
             if x.numel():
                 worst = max(worst, (y - x).abs().max().item())
     if ref.get("out_of_place_calls") == 0:
-        return Verification(True, False, "the culprit call could not be made out of place in the reference "
-                                         "run, so the rewrite's claim could not be checked")
-    return Verification(True, True, f"{_what_was_compared(ref, owned)} equal the reference's (largest "
-                                    f"difference {worst:.2g}; {tol.why}: rtol {tol.rtol:g}, atol {tol.atol:g})")
+        return Verification(True, False, say("blame: claim not checked"))
+    return Verification(True, True, say("blame: equal", compared=_what_was_compared(ref, owned), worst=worst,
+                                        tolerance=tol.why, rtol=tol.rtol, atol=tol.atol))
 
 
 def partial_compare(ref: dict[str, Any], stopped: dict[str, Any]) -> str | None:
@@ -163,12 +164,12 @@ def _compared(ref: dict[str, Any], fixed: dict[str, Any], owned: set[int]) -> It
     - at the end, the values of every leaf."""
     for key, (a, b) in _steps_by_optimizer(ref, fixed).items():
         for n, (x, y) in enumerate(zip(a, b), 1):
-            yield f"at step {n} of optimizer {key}", list(zip(x["params"], x["grads"], y["grads"]))
+            yield say("blame: at step", step=n, optimizer=key), list(zip(x["params"], x["grads"], y["grads"]))
     for k, (a, b) in enumerate(zip(ref["backwards"], fixed["backwards"])):
         both = set(ref["reached"][k]) & set(fixed["reached"][k])
-        yield f"after backward {k + 1}", [(i, x, y) for i, (x, y) in enumerate(zip(a, b))
+        yield say("blame: after backward", number=k + 1), [(i, x, y) for i, (x, y) in enumerate(zip(a, b))
                                           if i not in owned or i in both]
-    yield "at the end", [(i, x, y) for i, (x, y) in enumerate(zip(ref["final"], fixed["final"]))]
+    yield say("blame: at the end"), [(i, x, y) for i, (x, y) in enumerate(zip(ref["final"], fixed["final"]))]
 
 
 def _steps_by_optimizer(ref: dict[str, Any], fixed: dict[str, Any]) -> dict[int, tuple[list, list]]:
@@ -181,20 +182,20 @@ def _steps_by_optimizer(ref: dict[str, Any], fixed: dict[str, Any]) -> dict[int,
 
 def _what_was_compared(ref: dict[str, Any], owned: set[int]) -> str:
     passes = min(ref["count"], MAX_BACKWARDS)
-    after = "the backward pass" if passes == 1 else f"each of the first {passes} backward passes"
-    leaves = _plural(len(ref["shapes"]), "leaf tensor")
-    loss = "the loss" if passes == 1 else "the losses"
+    after = say("blame: the backward pass") if passes == 1 else say("blame: the first backward passes", count=passes)
+    leaves = say("blame: leaf tensors", count=len(ref["shapes"]), s=_s(len(ref["shapes"])))
+    loss = say("blame: the loss") if passes == 1 else say("blame: the losses")
     if not owned:
-        return f"{loss}, the gradients of the {leaves} after {after}, and their final values,"
+        return say("blame: compared, no optimizer", loss=loss, leaves=leaves, after=after)
     steps = sum(n for _, n in ref["step_counts"])
-    used = (f"each of the {_plural(steps, 'optimizer step')}" if steps == len(ref["steps"])
-            else f"each of the first {MAX_STEPS} steps of each optimizer")
-    return (f"{loss}, the gradients {used} used, the gradients after {after} (of each leaf tensor no optimizer steps, "
-            f"and of those both runs' pass reached), and the final values of the {leaves}")
+    used = (say("blame: each optimizer step", count=steps, s=_s(steps)) if steps == len(ref["steps"])
+            else say("blame: the first steps", count=MAX_STEPS))
+    return say("blame: compared, with optimizers", loss=loss, used=used, after=after, leaves=leaves)
 
 
-def _plural(n: int, what: str) -> str:
-    return f"{n} {what}" + ("s" if n != 1 else "")
+def _s(n: int) -> str:
+    """The plural ending for a count of `n`."""
+    return "s" if n != 1 else ""
 
 
 def _zeros_for_none(x: torch.Tensor | None, other: torch.Tensor | None) -> torch.Tensor | None:
@@ -209,10 +210,9 @@ def _other_values(ref: list, fixed: list, tol: RewriteTolerance) -> str | None:
             if x is None or y is None:
                 continue
             if x.shape != y.shape:
-                return f"backward {k} starts from a {list(y.shape)} tensor, the reference from a {list(x.shape)} one"
+                return say("blame: other root shape", number=k, shape=list(y.shape), reference=list(x.shape))
             if not torch.allclose(y, x, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
                 if x.numel() == 1:
-                    return f"the loss of backward {k} is {y.item():.6g}, the reference's {x.item():.6g}"
-                return (f"the {list(x.shape)} tensor backward {k} starts from differs by up to "
-                        f"{(y - x).abs().max().item():.3g}")
+                    return say("blame: other loss", number=k, loss=y.item(), reference=x.item())
+                return say("blame: other root", shape=list(x.shape), number=k, difference=(y - x).abs().max().item())
     return None
