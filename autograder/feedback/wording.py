@@ -90,6 +90,6 @@ def _merged() -> dict[str, str]:
 TEMPLATES: dict[str, str] = _merged()
 
 
-def say(name: str, **fields: object) -> str:
-    """The template `name`, filled with `fields`."""
-    return TEMPLATES[name].format(**fields)
+def say(message_id: str, /, **fields: object) -> str:
+    """The template `message_id`, filled with `fields` (positional-only: a field may be called anything)."""
+    return TEMPLATES[message_id].format(**fields)
