@@ -69,3 +69,56 @@ def test_a_malformed_request_is_refused(change):
 def test_a_ready_line_must_say_ready():
     with pytest.raises(ProtocolError):
         Ready.decode(b'{"ready": false, "pid": 1, "isolated": true}')
+
+
+class _Relay:
+    """Stands for a relay's stdout: one answer line, then as many bytes as asked for."""
+
+    def __init__(self, line: bytes | None) -> None:
+        self._line = line
+
+    def line(self, timeout: float) -> bytes | None:
+        return self._line
+
+    def exact(self, n: int, timeout: float) -> bytes:
+        return b"r" * n
+
+
+def _slot(line: bytes | None):
+    import io
+    from types import SimpleNamespace
+
+    from autograder.runner.limits import Limits
+    from autograder.runner.pool import Slot
+
+    slot = Slot.__new__(Slot)  # no process, no cgroup: only what _exchange reads
+    slot.limits, slot.memory_bounded = Limits(report=100, output=100), False
+    slot.proc, slot.channel = SimpleNamespace(stdin=io.BytesIO()), _Relay(line)
+    return slot
+
+
+def test_the_pool_reads_a_valid_answer_and_refuses_a_forged_one():
+    from autograder.runner import Job
+
+    job = Job("residual_add", "", (), {})
+    answer, report, printed = _slot(ANSWER.encode())._exchange(job, TOKEN)
+    assert answer == ANSWER and (report, printed) == (b"r" * 10, b"r" * 5)
+    assert _slot(_forged(status="passed"))._exchange(job, TOKEN) is None
+    assert _slot(_forged(report=101))._exchange(job, TOKEN) is None  # beyond the slot's bound
+    assert _slot(None)._exchange(job, TOKEN) is None  # it died or hung
+
+
+def test_a_crash_is_told_from_the_answer_alone():
+    from dataclasses import replace
+
+    from autograder.feedback.wording import say
+    from autograder.runner.pool import _crash_detail
+
+    before = replace(ANSWER, hidden_sent=False, code=3)
+    assert _crash_detail(replace(before, status="signaled", code=None, signal="SIGSEGV"), None) == \
+        say("run: ended by SIGSEGV")
+    assert _crash_detail(replace(before, status="signaled", code=None, signal="SIGUSR1"), None) == \
+        say("run: ended by signal", signal="SIGUSR1")
+    assert _crash_detail(before, None) == say("run: exited without report", code=3)
+    assert _crash_detail(before, "cut short") == say("run: exited with broken report", code=3, why="cut short")
+    assert _crash_detail(replace(before, hidden_sent=True), None) == say("run: ended after hidden inputs")
