@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from .feedback.wording import say
+
 
 class Stop(KeyboardInterrupt):
     """A stop asked for while code under test ran: Ctrl-C, or (`timed_out`) a time limit."""
@@ -75,8 +77,8 @@ def stopping(seconds: float | None = None) -> Iterator[None]:
 
         return handler
 
-    interrupt = signal.signal(signal.SIGINT, stop("interrupted (Ctrl-C)", False))
-    alarm = signal.signal(signal.SIGALRM, stop(f"out of time ({seconds:g} s)", True)) if seconds else None
+    interrupt = signal.signal(signal.SIGINT, stop(say("run: interrupted"), False))
+    alarm = signal.signal(signal.SIGALRM, stop(say("run: out of time", seconds=seconds), True)) if seconds else None
     if seconds:
         signal.setitimer(signal.ITIMER_REAL, seconds)
     try:

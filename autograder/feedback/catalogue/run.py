@@ -45,6 +45,9 @@ TEMPLATES: dict[str, str] = {
         "{warning} Also, jobs share their worker's namespaces (this kernel lets no unprivileged process make a user "
         "namespace): a job can signal or lower the limits of its worker, and reach the System V shared memory of "
         "the jobs after it."),
+    # why a run in this process stopped (call.stopping): the self-check and `check` print it
+    "run: interrupted": "interrupted (Ctrl-C)",
+    "run: out of time": "out of time ({seconds:g} s)",
     # the guard of a job (runner/guard.py): what the answer was refused, or why its report cannot be trusted
     "run: refused event": "the grader does not allow {event} in submitted code",
     "run: refused proc": "the grader does not allow reading /proc in submitted code",
