@@ -14,6 +14,7 @@ import torch
 
 from .checks import Tolerance, missing
 from .evidence import Evidence, failed
+from .feedback.wording import say
 from .spec import PASS, Family, Rule, Verdict
 
 EPS = 1e-6
@@ -68,7 +69,7 @@ def agree(scenarios: tuple[str, ...], failure: str) -> Rule:
             values = pair.got.values
             for k in range(DIRECTIONS):
                 if OBSERVED.key(k, "v") not in values:
-                    return missing(ev, pair, "gradcheck", "The gradient check")
+                    return missing(ev, pair, "gradcheck", say("run: gradient check"))
                 slope = (_at(values, k, "plus") - _at(values, k, "minus")) / (2 * EPS)
                 numeric = float((slope * _at(values, k, "v")).sum())
                 analytic, i = 0.0, 0
@@ -76,8 +77,8 @@ def agree(scenarios: tuple[str, ...], failure: str) -> Rule:
                     analytic += float((_at(values, k, "grad", i) * _at(values, k, "u", i)).sum())
                     i += 1
                 if not abs(numeric - analytic) <= TOLERANCE.atol + TOLERANCE.rtol * abs(numeric):
-                    return failed(f"{failure} (in {pair.label}: finite differences give {numeric:.6g} "
-                                  f"along a random direction, your backward gives {analytic:.6g}).", failure)
+                    return failed(say("run: gradient check failed", failure=failure, trial=pair.label,
+                                      numeric=numeric, analytic=analytic), failure)
         return PASS
 
     return Rule(evaluate, scenarios, (OBSERVED,))

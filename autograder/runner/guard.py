@@ -9,7 +9,7 @@ the main thread's memory (gc, other threads' frames, ctypes, /proc, tracing), an
 audits (a function's code or defaults, a class's bases) to the functions and classes of the grader,
 torch and the wire. Module and class attributes are not audited by Python, so the guarded namespaces
 (the grader's modules and classes, torch's main ones, the wire's) are compared after every step with the
-one snapshot, taken by the zygote before any job: a change is tampering, and the report says so instead of
+one snapshot, taken by the template (zygote.py) before any job: a change is tampering, and the report says so instead of
 carrying observations.
 
 What one process cannot prevent (the README says it too): code that loads native code of its own, and
@@ -32,6 +32,7 @@ from types import CodeType, FunctionType, ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..call import Call
+from ..feedback.wording import say
 from ..outcome import RunReport
 from . import wire
 from .fdio import frame, read_frame
@@ -65,26 +66,29 @@ def _hook_for(protected: frozenset) -> Callable[[str, tuple], None]:
     """The audit hook. `protected`: the classes and functions that existed before the answer ran in the
     grader's, torch's and the wire's modules (classes torch makes later, lazily, are not refused)."""
 
+    # Rendered now, before the answer runs: what it may change later (the catalogue's dict) cannot reword them.
+    denied, proc = say("run: refused event", event="{event}"), say("run: refused proc")
+    change = say("run: refused change", target="{target}", attribute="{attribute}")
+
     def hook(event: str, args: tuple) -> None:
         if event in DENIED_EVENTS or event.startswith(DENIED_PREFIXES):
-            raise Refused(f"the grader does not allow {event} in submitted code")
+            raise Refused(denied.format(event=event))
         if event == "open":
             path = args[0]
             if isinstance(path, (str, bytes)):
                 real = os.path.realpath(os.fsdecode(path))
                 if (real == "/proc" or real.startswith("/proc/")) and real not in PROC_ALLOWED:
-                    raise Refused("the grader does not allow reading /proc in submitted code")
+                    raise Refused(proc)
         elif event in ("object.__setattr__", "object.__delattr__"):
             target = args[0]
             if isinstance(target, (type, FunctionType)) and target in protected:
-                raise Refused(f"your code tried to change {getattr(target, '__qualname__', '?')!r}.{args[1]}: "
-                              "changing torch or the grader is not allowed")
+                raise Refused(change.format(target=repr(getattr(target, "__qualname__", "?")), attribute=args[1]))
 
     return hook
 
 
 def install_hook(protected: frozenset) -> None:
-    """Once per worker process, before answer code runs (an audit hook cannot be removed)."""
+    """Once per job's process, before answer code runs (an audit hook cannot be removed)."""
     sys.addaudithook(_hook_for(protected))
 
 
@@ -299,6 +303,10 @@ class Seal:
         self._into = _into
         self._snapshot = snapshot or Snapshot()
         self._blank = wire.pack({"load_error": None, "problems": {}, "outcomes": {}}, {})
+        # Rendered before the answer runs, like everything above: a patch cannot reword or break them.
+        self._said = {"hidden": say("run: hidden channel used"), "no report": say("run: no report"),
+                      "escaped": say("run: harness escaped"), "tampered": say("run: tampered", changed="{changed}"),
+                      "threads": say("run: threads left")}
 
     def _tamper_frame(self, what: str) -> bytes:
         """A report that says only `what`, built from strings alone (nothing a patch could have reached)."""
@@ -346,9 +354,9 @@ class Seal:
                 # Fetched even when the answer has already failed: hidden inputs that are no longer there to
                 # fetch mean the answer took them itself, and whatever it printed or raised may hold them.
                 if hidden and not frames and self._fetch_hidden() is None:
-                    problem = "the grader's channel for the hidden inputs was used by your code."
+                    problem = self._said["hidden"]
                 elif type(call.error.value) is not RunReport:
-                    problem = "the run ended without a report."
+                    problem = self._said["no report"]
                 else:
                     frames.append(self._encode(call.error.value))
                 break
@@ -356,7 +364,7 @@ class Seal:
                 frames.append(self._encode(call.value))
                 sent = self._fetch_hidden()
                 if sent is None:
-                    problem = "the grader's channel for the hidden inputs was used by your code."
+                    problem = self._said["hidden"]
                     break
         if problem is not None:
             frames = [self._tamper_frame(problem)]
@@ -368,17 +376,15 @@ class Seal:
         changed = self._snapshot.changed(deep)
         if changed:
             shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
-            return (f"your code replaced parts of the grader or of torch ({shown}); the grader cannot trust what "
-                    "it observed after that, so this counts as a failure.")
+            return self._said["tampered"].format(changed=shown)
         if self._count() > threads_before:
-            return ("your code left threads running after it returned; the grader cannot trust observations "
-                    "that another thread may still change.")
+            return self._said["threads"]
         if call is None or (call.error is not None and type(call.error) is not StopIteration):
-            return "the run ended without a report (an exception escaped the grader's harness)."
+            return self._said["escaped"]
         return None
 
     def _fetch_hidden(self) -> dict | None:
-        """Asks the zygote for the hidden inputs and reads them: None if the pipe was tampered with."""
+        """Asks the relay for the hidden inputs and reads them: None if the pipe was tampered with."""
         try:
             self._write(self._fds.request, b"H")
             inputs = self._read_frame(self._fds.hidden, MAX_HIDDEN_BYTES, self._read)

@@ -5,7 +5,6 @@ fresh folder. Forked by the template (zygote.py), which never saw the job."""
 from __future__ import annotations
 
 import io
-import json
 import os
 import resource
 import signal
@@ -17,10 +16,10 @@ from typing import NoReturn
 
 from . import isolation
 from .fdio import read_frame
+from .protocol import TOKEN_BYTES, JobLimits
 
 MAX_LIMITS = 4096
 MAX_JOB = 1 << 31
-TOKEN_BYTES = 32
 JOB_TASKS = 2
 """Where no cgroup bounds a job's memory and processes: the tasks a job may have (RLIMIT_NPROC, counted in
 its own user namespace): its main thread and the guard's answer thread. No third, so it cannot fork, and its
@@ -43,15 +42,15 @@ def _place(fds: dict[int, int]) -> None:
         os.dup2(source, target)
 
 
-def _limit(limits: dict, own_user: bool) -> None:
+def _limit(limits: JobLimits, own_user: bool) -> None:
     """The job's rlimits. Its processes count against RLIMIT_NPROC in its own user namespace only: where no
-    cgroup bounds it ("processes" is not None), it gets JOB_TASKS, so it cannot fork."""
-    processes = limits.get("processes")
-    tasks = None if processes is None else JOB_TASKS if own_user else int(processes)
+    cgroup bounds it (`processes` is not None), it gets JOB_TASKS, so it cannot fork."""
+    processes = limits.processes
+    tasks = None if processes is None else JOB_TASKS if own_user else processes
     for limit, value in (
-        (resource.RLIMIT_AS, _vm_size() + int(limits["memory"])),
-        (resource.RLIMIT_CPU, int(limits["timeout"]) + 1),
-        (resource.RLIMIT_FSIZE, int(limits["file_size"])),
+        (resource.RLIMIT_AS, _vm_size() + limits.memory),
+        (resource.RLIMIT_CPU, int(limits.timeout) + 1),
+        (resource.RLIMIT_FSIZE, limits.file_size),
         (resource.RLIMIT_NPROC, tasks),
         (resource.RLIMIT_CORE, 0),
     ):
@@ -91,7 +90,7 @@ def become_job(fds: Sequence[int], snapshot, scratch: str, isolated: bool) -> No
         for fd, name in ((1, "stdout"), (2, "stderr")):  # unbuffered: the job ends with os._exit, unflushed
             raw = io.FileIO(fd, "w", closefd=False)
             setattr(sys, name, io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True))
-        _limit(json.loads(limits), isolated)
+        _limit(JobLimits.decode(limits), isolated)
         isolation.drop_privileges()
         _first_to_go()
         directory = tempfile.mkdtemp(prefix="job-", dir=scratch)  # fresh and unguessable, in the emptied scratch

@@ -2,22 +2,14 @@
 job's data outside the job's own process. It never forks a job (the template does, zygote.py), so no job
 inherits its memory, and no job can name it: jobs live in PID namespaces below it. Free of torch.
 
-Protocol with the grader, on stdin/stdout:
-- out, once: {"ready": true, "pid": n, "isolated": bool} when the template has warmed up ("isolated": each
-  job gets namespaces of its own).
-- in, per job: a frame (fdio: 8-byte length, then the bytes) holding the JSON header {"job": n, "hidden": h,
-  "token": hex, "timeout": s, "memory": bytes, "processes": n or null, "file_size": bytes, "output": bytes,
-  "report": bytes}, then the n bytes of the job (wire.encode_job), then the h bytes of its hidden inputs
-  (wire.encode_inputs).
-- out, per job: one JSON line {"status": "exited"|"signaled"|"timed_out", "code", "signal", "report": n,
-  "report_cut", "stdout": m, "stdout_cut", "public_stdout": k, "hidden_sent", "clean"}, then the n bytes the
-  job sent on its report pipe and the m bytes it printed, of which the first k before it asked for the
-  hidden inputs.
-With the job's process, on pipes made for it alone: three frames on its descriptor 6 (its limits as JSON,
+The protocol with the grader, on stdin/stdout, is typed in protocol.py: `Ready` once the template has
+warmed up; per job, a `JobRequest` frame followed by the job's bytes and its hidden inputs' bytes, answered by a
+`JobAnswer` line followed by the job's report and what it printed.
+With the job's process, on pipes made for it alone: three frames on its descriptor 6 (its `JobLimits`,
 its token, the job); what it prints on 1 and 2; its report on 3; one byte on 4 to ask for the hidden inputs,
 which come as a frame on 5 (only then, so nothing it printed or raised before can hold one).
 Nothing goes through files: the grader reads only this pipe, with bounds. Before answering, the relay
-empties the scratch folder (the sandbox's private /tmp); "clean": false means it could not, and the grader
+empties the scratch folder (the sandbox's private /tmp); `JobAnswer.clean` false means it could not, and the grader
 replaces this worker. Every process of the job has ended by then (the kernel ends a PID namespace with its
 first process; without one, the template kills what the job left).
 """
@@ -31,10 +23,11 @@ import signal
 import socket
 import sys
 import time
-from typing import Any
+from dataclasses import replace
 
 from . import scratch as scratch_folder
 from .fdio import frame, read_exactly, read_frame
+from .protocol import Ended, JobAnswer, JobRequest, Ready
 
 MAX_HEADER = 64 * 1024
 
@@ -109,7 +102,7 @@ class _Job:
             os.close(fd)
 
 
-def _collect(job: _Job, timeout: float, control: socket.socket) -> tuple[str, int | None, str | None] | None:
+def _collect(job: _Job, timeout: float, control: socket.socket) -> tuple[Ended, int | None, str | None] | None:
     """Runs the job to its end: reads its pipes (each kept up to its bound, the rest read and dropped), sends it
     its job and, when asked, the hidden inputs, kills it at the deadline. Its status, from the template that
     reaped it; None if the template is gone."""
@@ -169,32 +162,33 @@ def _fork_job(control: socket.socket) -> tuple[int, dict[str, int]] | None:
     return fds[0], ours
 
 
-def _answer(reply: int, head: dict, payloads: list[bytes]) -> None:
-    data = json.dumps(head).encode() + b"\n" + b"".join(payloads)
+def _answer(reply: int, head: bytes, payloads: tuple[bytes, ...] = ()) -> None:
+    data = head + b"\n" + b"".join(payloads)
     view = memoryview(data)
     while view:
         view = view[os.write(reply, view):]
 
 
-def _run(request: dict, job: bytes, hidden: bytes, control: socket.socket) -> dict | None:
-    """One job, start to end: the relay's answer to the grader, with the report and the output; None if the
-    template is gone (the grader then sees this worker end)."""
+def _run(request: JobRequest, job: bytes, hidden: bytes,
+         control: socket.socket) -> tuple[JobAnswer, bytes, bytes] | None:
+    """One job, start to end: the relay's answer to the grader (before the scratch folder is emptied: `clean`
+    false), the report and the output; None if the template is gone (the grader then sees this worker end)."""
     forked = _fork_job(control)
     if forked is None:
         return None
     pidfd, pipes = forked
-    limits = {key: request[key] for key in ("memory", "timeout", "file_size", "processes")}
-    message = frame(json.dumps(limits).encode()) + frame(bytes.fromhex(request["token"])) + frame(job)
-    running = _Job(pidfd, pipes, message, frame(hidden), {key: int(request[key]) for key in ("output", "report")})
-    ended = _collect(running, float(request["timeout"]), control)
+    message = frame(request.limits.encode()) + frame(bytes.fromhex(request.token)) + frame(job)
+    running = _Job(pidfd, pipes, message, frame(hidden), {"output": request.output, "report": request.report})
+    ended = _collect(running, float(request.timeout), control)
     if ended is None:
         return None
     status, code, sig = ended
     report, out = running.data[running.report], running.data[running.out]
-    head = {"status": status, "code": code, "signal": sig, "report": len(report),
-            "report_cut": running.cut[running.report], "stdout": len(out), "stdout_cut": running.cut[running.out],
-            "public_stdout": running.printed_before_hidden(), "hidden_sent": running.public_stdout is not None}
-    return {"head": head, "payloads": [bytes(report), bytes(out)]}
+    answer = JobAnswer(status=status, code=code, signal=sig, report=len(report),
+                       report_cut=running.cut[running.report], stdout=len(out), stdout_cut=running.cut[running.out],
+                       public_stdout=running.printed_before_hidden(), hidden_sent=running.public_stdout is not None,
+                       clean=False)
+    return answer, bytes(report), bytes(out)
 
 
 def serve(control: socket.socket, scratch: str) -> None:
@@ -208,18 +202,19 @@ def serve(control: socket.socket, scratch: str) -> None:
     hello = control.recv(MAX_HEADER)
     if not hello:
         return
-    _answer(reply, {"ready": True, "pid": os.getpid(), **json.loads(hello)}, [])
+    _answer(reply, Ready(ready=True, pid=os.getpid(), isolated=json.loads(hello)["isolated"]).encode())
     while True:
         head = read_frame(0, MAX_HEADER)
-        request: Any = json.loads(head) if head else None
-        job = read_exactly(0, int(request["job"])) if request else None
-        hidden = read_exactly(0, int(request["hidden"])) if job is not None else None
+        request = JobRequest.decode(head) if head else None
+        job = read_exactly(0, request.job) if request else None
+        hidden = read_exactly(0, request.hidden) if request and job is not None else None
         if hidden is None:
             return
-        assert job is not None  # hidden is read only after it
-        answer = _run(request, job, hidden, control)
+        assert request is not None and job is not None  # hidden is read only after them
+        ran = _run(request, job, hidden, control)
         del job, hidden
-        if answer is None:
+        if ran is None:
             return
+        answer, report, out = ran
         clean = scratch_folder.empty(scratch, keep)
-        _answer(reply, {**answer["head"], "clean": clean}, answer["payloads"])
+        _answer(reply, replace(answer, clean=clean).encode(), (report, out))

@@ -22,6 +22,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..feedback.wording import say
+
 SCRATCH = "/tmp"
 """The sandbox's only writable place: a tmpfs of its own, emptied after every job."""
 
@@ -140,13 +142,13 @@ def plain_env(scratch: Path) -> dict[str, str]:
 def bwrap_problem() -> str | None:
     """Why bubblewrap cannot sandbox a worker here, or None when it can (tried once per process)."""
     if shutil.which("bwrap") is None:
-        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+        return say("run: no bubblewrap")
     drop = "import os; os.setgroups([]); os.setgid(65534); os.setuid(65534); " if as_root() else ""
     try:
         cmd = bwrap_command([sys.executable, "-I", "-c", drop + "import autograder"], 1024**2)
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return f"bubblewrap failed to start: {e}"
+        return say("run: bubblewrap failed to start", error=e)
     if done.returncode != 0:
-        return f"bubblewrap failed: {(done.stderr or done.stdout).strip()[-300:]}"
+        return say("run: bubblewrap failed", error=(done.stderr or done.stdout).strip()[-300:])
     return None

@@ -1,4 +1,4 @@
-"""The worker: runs one job's answer code on every trial and sends back a signed report. Nothing more.
+"""The job's last stage: runs one job's answer code on every trial and sends back a signed report. Nothing more.
 
 It is a fork of the worker's template (zygote.py), which never saw a job: the job's bytes and token came down
 a pipe of its own (relay.py), and it inherits only the pipes to report on and the snapshot of the grader and
@@ -15,7 +15,7 @@ from . import guard
 
 def main(job: bytes, token: bytes, fds: guard.Fds, snapshot: guard.Snapshot) -> None:
     """Never returns: the guard sends the report and ends the process. `snapshot`: the grader's modules as
-    the zygote left them (taken once there, before any job), which the guard compares after every step."""
+    the template left them (taken once there, before any job), which the guard compares after every step."""
     from ..exercises import get
     from ..harness import answer_steps
     from .wire import decode_job
