@@ -70,6 +70,21 @@ CORE: dict[str, str] = {
     "mismatch": "{what}: `{key}` {problem}, in {trial}.",
     "step failed": "{what} failed. In {trial}: {explanation}",
     "does not hold": "{failure} (in {trial}).",
+    "problem not a tensor": "expected a tensor, got {type}",
+    "problem shape": "has shape {got}, expected {want}",
+    "problem nan": "contains NaN",
+    "problem differs": "differs (max abs error {error:.2e}, relative {relative:.2e}; tolerance rtol={rtol:g})",
+    "problem entries": "differs in {count} of {total} entries",
+    # what a miss on hidden inputs was, in words with no number (checks.miss_kind)
+    "miss no value": "holds no value (for a gradient: its `.grad` was None)",
+    "miss not a tensor": "is not a tensor",
+    "miss shape": "has the wrong shape",
+    "miss differs": "differs from the reference beyond the tolerance",
+    "miss value": "is not the expected value",
+    "hidden not computed": "{what} was not computed",
+    "hidden not observed": "{what} was not observed (did your code return early or return None?)",
+    # a check counted only once the answer does what the exercise is about (checks.gated)
+    "not counted yet": "Not counted yet: {needs}.",
     # a run stopped by its time limit, wherever it ran (the pool, check(), the command line)
     "stopped after": "stopped after {seconds:g} s (does your code loop forever?)",
 }
