@@ -301,7 +301,7 @@ def preview() -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-class Listener:
+class WorkshopListener:
     """This client as a check()'s listener (selfcheck.Listener): it hears of every check, and lends the checker
     its commands."""
 
@@ -318,7 +318,7 @@ class Listener:
         after_stop(exercise_id, stop)
 
 
-LISTENER = Listener()
+LISTENER = WorkshopListener()
 check = Checker(LISTENER)
 """The notebook's check(): what `from autograder import check` gives. It reports to a workshop once joined
 (check.join(URL), or $AUTOGRADER_WORKSHOP on a hub), and not before."""
