@@ -40,6 +40,10 @@ CORE: dict[str, str] = {
     "site unseen": "an operation the locator could not see",
     "fix in words": "How to fix it: {why}",
     "fix": "A fix to try (line {line}): `{before}` -> `{after}`. Why: {why}",
+    # an answer's symbol that is not what the exercise defines (spec.Symbol.problem_with)
+    "symbol not a class": "`{symbol}` should be a class, but it is a {type}.",
+    "symbol not a function": "`{symbol}` should be a function, but it is a {type}.",
+    "symbol signature": "`{symbol}` should accept ({want}), but its signature is ({have}).",
     # what stops every check (grade.py)
     "timed out": "Your code did not finish within the time limit: {detail}",
     "crashed": "Your code crashed the process that ran it: {detail}",

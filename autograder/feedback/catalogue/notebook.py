@@ -133,4 +133,7 @@ TEMPLATES: dict[str, str] = {
     "notebook: workshop no check yet": "No check has run yet: run check(\"<exercise>\") first, then check.preview().",
     "notebook: workshop if joined": "if you joined (check.join(URL)); nothing is sent now",
     "notebook: workshop last sends": "The last check sends, {where}:",
+    # what the book's figures label (figures.py)
+    "notebook: figure saved version": "\nsaved {attr}: expected v{expected}, now v{current}",
+    "notebook: figure storage": "the storage: one row of memory",
 }
