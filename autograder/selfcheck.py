@@ -113,8 +113,8 @@ class Checker:
     """The notebook's `check("<exercise>")`: judges the answer cells as last run with the exercise's public checks
     and prints what to fix. `check.last` holds what the last one found (a SelfCheck); the listeners given to it
     (`Checker(listener)`, or `listen(listener)`) hear of every check, and lend it their commands, so that
-    `check.join(URL)` is the workshop client's join where the workshop listens (workshop/client.py's `check`,
-    which `from autograder import check` gives)."""
+    `check.join(URL)` is the workshop client's join where the workshop listens (learner.py's `check`, which
+    `from autograder import check` gives)."""
 
     def __init__(self, *listeners: Listener) -> None:
         self.last: SelfCheck | None = None
@@ -171,7 +171,7 @@ class Checker:
 
 
 check = Checker()
-"""The self-check on its own, with no listener (the notebook's `autograder.check` is workshop/client.py's)."""
+"""The self-check on its own, with no listener (the notebook's `autograder.check` is learner.py's)."""
 
 
 def outside_names(code: str, namespace: Mapping[str, Any]) -> list[str]:

@@ -1,6 +1,7 @@
 """The participant's side: `check.join(URL)`, `check.preview()`, `check.stuck()`, `check.done()`,
-`check.leave()`, and what every `check()` then sends. The notebook's check (`from autograder import check`) is
-`check` below: the self-check (selfcheck.Checker) with this client's listener, which lends it those commands.
+`check.leave()`, and what every `check()` then sends. The notebook's check (`from autograder import check`,
+autograder/learner.py) is the self-check (selfcheck.Checker) built with this client's LISTENER, which lends it
+those commands.
 Opt-in only, its network side standard library only; it never raises into check(), and a check waits at most
 WAIT seconds for its report's answer (not at all while the server is known to be down), then says in one line
 whether the report arrived.
@@ -25,7 +26,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..feedback.wording import say
-from ..selfcheck import Checker
 from . import identity
 from .report_fields import report_fields
 from .schema import MAX_SEAT, VERSION, anonymise_line, clean_feedback
@@ -302,8 +302,8 @@ def preview() -> None:
 
 
 class WorkshopListener:
-    """This client as a check()'s listener (selfcheck.Listener): it hears of every check, and lends the checker
-    its commands."""
+    """This client as a check()'s listener (selfcheck.Listener, by its shape: this module imports no checker): it
+    hears of every check, and lends the checker its commands."""
 
     commands: Mapping[str, Callable[..., Any]] = {"join": join, "preview": preview, "leave": leave, "stuck": stuck,
                                                   "done": done}
@@ -319,6 +319,5 @@ class WorkshopListener:
 
 
 LISTENER = WorkshopListener()
-check = Checker(LISTENER)
-"""The notebook's check(): what `from autograder import check` gives. It reports to a workshop once joined
-(check.join(URL), or $AUTOGRADER_WORKSHOP on a hub), and not before."""
+"""What the notebook's check() (autograder/learner.py) is built with: this module stays free of torch, for the
+server side, and never touches the checker itself."""
