@@ -7,16 +7,12 @@ when it was found on hidden inputs (evidence.Failed): what was checked and the k
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass, replace
 
 import torch
 
 from .evidence import Evidence, Failed, Pair, failed
-from .feedback.describe import REWRITES, describe
 from .feedback.wording import say
-from .outcome import ErrorInfo
 from .spec import PASS, Check, Rule, Selector, Verdict
 
 
@@ -47,59 +43,42 @@ def mismatch(got: object, want: torch.Tensor, tol: Tolerance) -> str | None:
     if isinstance(got, str):
         return got
     if not isinstance(got, torch.Tensor):
-        return f"expected a tensor, got {type(got).__name__}"
+        return say("problem not a tensor", type=type(got).__name__)
     if tuple(got.shape) != tuple(want.shape):
-        return f"has shape {tuple(got.shape)}, expected {tuple(want.shape)}"
+        return say("problem shape", got=tuple(got.shape), want=tuple(want.shape))
     if want.is_floating_point() or got.is_floating_point():
         g, w = got.double(), want.double()
         if torch.isnan(g).any() and not torch.isnan(w).any():
-            return "contains NaN"
+            return say("problem nan")
         if torch.allclose(g, w, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
             return None
         err = (g - w).abs().nan_to_num(float("inf"))
         rel = (err / w.abs().clamp_min(tol.atol)).max().item()
-        return f"differs (max abs error {err.max().item():.2e}, relative {rel:.2e}; tolerance rtol={tol.rtol:g})"
+        return say("problem differs", error=err.max().item(), relative=rel, rtol=tol.rtol)
     if torch.equal(got, want):
         return None
-    return f"differs in {int((got != want).sum())} of {want.numel()} entries"
+    return say("problem entries", count=int((got != want).sum()), total=want.numel())
 
 
 def miss_kind(got: object, want: object) -> str:
     """What `mismatch` found, in words that hold no number and nothing of `got`: for hidden inputs."""
     if isinstance(got, str):
-        return "holds no value (for a gradient: its `.grad` was None)"
+        return say("miss no value")
     if isinstance(want, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            return "is not a tensor"
+            return say("miss not a tensor")
         if tuple(got.shape) != tuple(want.shape):
-            return "has the wrong shape"
+            return say("miss shape")
         if got.is_floating_point() and torch.isnan(got).any() and not torch.isnan(want.double()).any():
-            return "contains NaN"
-        return "differs from the reference beyond the tolerance"
-    return "is not the expected value"
+            return say("problem nan")
+        return say("miss differs")
+    return say("miss value")
 
 
-def explained(error: ErrorInfo) -> str:
-    """feedback.describe, remembered: the same error recurs across trials, checks and classmates, and its
-    culprit's fix suggestion costs tens of milliseconds to make."""
-    culprit = json.dumps(error.culprit, sort_keys=True, default=repr) if error.culprit is not None else None
-    return _explained(error.type, error.message, error.line, error.code, culprit, REWRITES.get())
-
-
-@functools.lru_cache(maxsize=512)
-def _explained(type_name: str, message: str, line: int | None, code: str | None, culprit: str | None,
-               rewrites: bool) -> str:
-    token = REWRITES.set(rewrites)
-    try:
-        return describe(ErrorInfo(type_name, message, line, code, json.loads(culprit) if culprit is not None else None))
-    finally:
-        REWRITES.reset(token)
-
-
-def why_missing(pair: Pair, key: str) -> str:
+def why_missing(ev: Evidence, pair: Pair, key: str) -> str:
     """The message for an observation that was never made: the error that stopped it, if any."""
     if pair.got.error is not None:
-        return say("in trial", trial=pair.label, explanation=explained(pair.got.error))
+        return say("in trial", trial=pair.label, explanation=ev.explain(pair.got.error))
     return say("not observed", trial=pair.label, key=key)
 
 
@@ -108,9 +87,9 @@ def missing(ev: Evidence, pair: Pair, key: str, shown: str | None = None) -> Fai
     stopped it is described by grade.py, from its type and line."""
     name = shown or ev.shown_name(key)
     if pair.got.error is not None:
-        return failed(why_missing(pair, key), f"{name} was not computed", trial=pair.trial, error=pair.got.error)
-    return failed(why_missing(pair, key), f"{name} was not observed (did your code return early or return None?)",
-                  trial=pair.trial)
+        return failed(why_missing(ev, pair, key), say("hidden not computed", what=name), trial=pair.trial,
+                      error=pair.got.error)
+    return failed(why_missing(ev, pair, key), say("hidden not observed", what=name), trial=pair.trial)
 
 
 def matches_reference(reads: Selector, what: str, scenarios: tuple[str, ...] | None = None) -> Rule:
@@ -144,7 +123,7 @@ def completes(scenarios: tuple[str, ...], what: str) -> Rule:
     def evaluate(ev: Evidence) -> Verdict:
         for pair in ev.pairs():
             if pair.got.error is not None:
-                return failed(say("step failed", what=what, trial=pair.label, explanation=explained(pair.got.error)),
+                return failed(say("step failed", what=what, trial=pair.label, explanation=ev.explain(pair.got.error)),
                               f"{what} failed",
                               trial=pair.trial, error=pair.got.error)
         return PASS
@@ -191,7 +170,7 @@ def gated(rule: Rule, gate: Rule, needs: str) -> Rule:
         verdict = rule(ev)
         if not verdict.passed or gate(ev).passed:
             return verdict
-        text = f"Not counted yet: {needs}."
+        text = say("not counted yet", needs=needs)
         return failed(text, text)
 
     every = rule.scenarios is None or gate.scenarios is None

@@ -19,13 +19,12 @@ import torch; `reveal()` loads the locator (autograder.blame) when it is called.
 from __future__ import annotations
 
 import io
-import sys
 import tokenize
-import types
 from dataclasses import dataclass
 from typing import Any
 
-from .predict import AT_THE_WRITE, Mark, judgement
+from .feedback.wording import say
+from .predict import AT_THE_WRITE, Guess, Mark, judgement
 
 PARTS = ("line", "saved_by")
 
@@ -77,8 +76,7 @@ def _check(line: Any, saved_by: Any) -> None:
 def _part(part: str, guess: Any, chain: tuple[str, ...], what: str) -> Mark:
     """`guess` against the innermost frame of `chain`; an outer frame of it is named as such."""
     if not chain:
-        return Mark(part, None, "the locator did not see it (a write outside Python's view: see the book's "
-                                "chapter on finding the culprit).")
+        return Mark(part, None, say("notebook: diagnose unseen"))
     actual = f"it is `{chain[0]}`: {what}."
     if not _given(guess):
         return Mark(part, None, f"not diagnosed; {actual}")
@@ -86,31 +84,27 @@ def _part(part: str, guess: Any, chain: tuple[str, ...], what: str) -> Mark:
     if said == normalised(chain[0]):
         return Mark(part, True, actual)
     if any(said == normalised(outer) for outer in chain[1:]):
-        return Mark(part, False, f"`{guess.strip()}` calls it, further out; {actual}")
+        return Mark(part, False, say("notebook: diagnose further out", guess=guess.strip(), actual=actual))
     return Mark(part, False, f"you said `{guess.strip()}`; {actual}")
 
 
 def marks(diagnosis: Diagnosis, found: Found) -> list[Mark]:
     """Each part of the diagnosis against what the failing code did."""
     if found.at_write:
-        out = [_part("line", diagnosis.line, found.culprit,
-                     "the write autograd refused, the innermost line of your code in the traceback")]
+        out = [_part("line", diagnosis.line, found.culprit, say("notebook: diagnose refused write"))]
         if _given(diagnosis.saved_by):
-            out.append(Mark("saved_by", False, "nothing saved is involved: this error is raised by the write "
-                                               "itself, before any backward."))
+            out.append(Mark("saved_by", False, say("notebook: diagnose nothing saved")))
         return out
     return [
-        _part("line", diagnosis.line, found.culprit, "the write that moved the saved tensor's version"),
-        _part("saved_by", diagnosis.saved_by, found.saver, "the op that saved the tensor (in anomaly mode's "
-                                                           "warning, the innermost line of your code)"),
+        _part("line", diagnosis.line, found.culprit, say("notebook: diagnose the write")),
+        _part("saved_by", diagnosis.saved_by, found.saver, say("notebook: diagnose the saver")),
     ]
 
 
 def feedback(diagnosis: Diagnosis, found: Found) -> str:
     """What `reveal()` prints: the judgement, then what confirms it."""
-    lines, count = judgement("Your diagnosis, against what the failing code did:", marks(diagnosis, found),
-                             "diagnosed", "Nothing was diagnosed: next time, name the line in diagnose(...) "
-                             "before you run this cell.")
+    lines, count = judgement(say("notebook: diagnose heading"), marks(diagnosis, found), "diagnosed",
+                             say("notebook: diagnose nothing"))
     return "\n".join([*lines, count, "", found.shown])
 
 
@@ -119,7 +113,7 @@ def _from_report(report: Any) -> Found:
     culprit = report.culprit
     return Found(tuple(s.code for s in culprit.chain if s.code) if culprit is not None else (),
                  tuple(s.code for s in report.saved_by.chain if s.code), False,
-                 "The locator's report, to confirm (it shows no fix: that is your task):\n" + report.text())
+                 say("notebook: diagnose report", report=report.text()))
 
 
 def _from_traceback(error: BaseException) -> Found:
@@ -134,7 +128,7 @@ def _from_traceback(error: BaseException) -> Found:
         tb = tb.tb_next
     sites.reverse()
     first = str(error).splitlines()[0] if str(error) else type(error).__name__
-    shown = ["The traceback, to confirm: your code's frames, innermost first (the first is the write):"]
+    shown = [say("notebook: diagnose traceback")]
     shown += [f"  {s.function}: {s.code}" for s in sites if s.code]
     shown.append(f"{type(error).__name__}: {first[:200]}")
     return Found(tuple(s.code for s in sites if s.code), (), True, "\n".join(shown))
@@ -155,12 +149,12 @@ def run(fn: Any, *args: Any, **kwargs: Any) -> Found | str:
         if AT_THE_WRITE.search(str(e)):
             return _from_traceback(e)
         first = str(e).splitlines()[0][:160] if str(e) else ""
-        return f"It raised RuntimeError ({first}), not an in-place error: pass the failing code to reveal()."
+        return say("notebook: diagnose other runtime error", message=first)
     except Exception as e:  # noqa: BLE001 - whatever the learner's code raised is what we say
-        return f"It raised {type(e).__name__}, not an in-place error: pass the failing code to reveal()."
+        return say("notebook: diagnose other error", type=type(e).__name__)
     if locator.report is not None:  # fn caught the error itself
         return _from_report(locator.report)
-    return "It ran without an in-place error: pass the code that fails (the failure cell's) to reveal()."
+    return say("notebook: diagnose no error")
 
 
 class _State:
@@ -170,19 +164,18 @@ class _State:
 _state = _State()
 
 
-def diagnose(line: Any = ..., saved_by: Any = None) -> None:
+def note(line: Any = ..., saved_by: Any = None) -> None:
     """Notes your diagnosis: the `line` whose in-place write broke autograd and, for an error raised in backward,
     the line whose op `saved_by` the tensor. Run it before `diagnose.reveal(...)`: nothing here is graded."""
     _check(line, saved_by)
     _state.diagnosis = Diagnosis(line, saved_by)
     missing = _state.diagnosis.missing()
     if missing:
-        print(f"Fill in your diagnosis: replace the ... after {', '.join(missing)} with the line of code, as a "
-              "string, then run this cell again. (Nothing here is graded.)")
+        print(say("notebook: diagnose fill in", parts=", ".join(missing)))
     else:
         shown = ", ".join(f"{p}={getattr(_state.diagnosis, p)!r}" for p in PARTS
                           if _given(getattr(_state.diagnosis, p)))
-        print(f"Diagnosis noted ({shown}). Now run the next cell: it checks it.")
+        print(say("notebook: diagnose noted", shown=shown))
 
 
 def reveal(fn: Any = None, *args: Any, **kwargs: Any) -> None:
@@ -191,10 +184,10 @@ def reveal(fn: Any = None, *args: Any, **kwargs: Any) -> None:
     traceback) to confirm it. It shows no fix."""
     diagnosis = _state.diagnosis
     if diagnosis is None:
-        print("No diagnosis yet: run the diagnose(...) cell above first, then this one.")
+        print(say("notebook: diagnose none yet"))
         return
     if diagnosis.missing():
-        print(f"Fill in {', '.join(diagnosis.missing())} in the diagnose(...) cell above and run it, then this one.")
+        print(say("notebook: diagnose fill in first", parts=", ".join(diagnosis.missing())))
         return
     if not callable(fn):
         raise TypeError("reveal(fn) runs the failing code again: pass it as a function, e.g. "
@@ -203,11 +196,4 @@ def reveal(fn: Any = None, *args: Any, **kwargs: Any) -> None:
     print(found if isinstance(found, str) else feedback(diagnosis, found))
 
 
-class _DiagnoseModule(types.ModuleType):
-    """`from autograder import diagnose` gives this module; calling it notes the diagnosis."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        return diagnose(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _DiagnoseModule
+diagnose = Guess("diagnose", note, reveal)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .feedback.wording import say
 from .outcome import ErrorInfo, Outcome, Trial
 from .spec import Exercise, Family, Inputs, Selector, Verdict, select
+
+if TYPE_CHECKING:
+    from .feedback.describe import Explainer
 
 T = TypeVar("T")
 
@@ -67,6 +70,15 @@ class Evidence:
     reference: dict[str, Outcome]  # by "scenario/dtype/cpu"
     scenarios: tuple[str, ...] | None = None
     reads: Selector | None = None
+    explainer: Explainer | None = None
+    """How this grading puts an error in words (grade.py passes its own; feedback/describe.py)."""
+
+    def explain(self, error: ErrorInfo) -> str:
+        """The error in words a student can act on, as this grading says them (with a suggested rewrite of the
+        culprit line where the exercise allows one)."""
+        if self.explainer is None:
+            raise GraderError("this evidence was made without an explainer: it cannot put an error in words")
+        return self.explainer(error)
 
     def within(self, scenarios: tuple[str, ...] | None, reads: Selector) -> Evidence:
         return replace(self, scenarios=scenarios, reads=reads)
@@ -84,7 +96,7 @@ class Evidence:
                 raise GraderError(f"no reference for {cpu_key}")
             if want.error is not None:
                 # A grader_error's text reaches the student: a hidden scenario's message could name its inputs.
-                said = want.error.message if self.exercise.scenario(trial.scenario).public else "message not shown"
+                said = want.error.message if trial.public else "message not shown"
                 raise GraderError(f"the reference failed on {cpu_key}: {want.error.type} at line {want.error.line} "
                                   f"of the reference: {said}")
             got = self.student.get(trial.key) or Outcome()
@@ -122,5 +134,6 @@ class Evidence:
 
     def observed_publicly(self, key: str) -> bool:
         """Whether the reference observes `key` on public inputs too: then its name tells nothing hidden."""
+        public = {trial.scenario for trial in self.trials if trial.public}  # every public scenario's (trials.plan)
         return any(key in outcome.values for cpu_key, outcome in self.reference.items()
-                   if self.exercise.scenario(Trial.from_key(cpu_key).scenario).public)
+                   if Trial.from_key(cpu_key).scenario in public)

@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from .feedback.wording import say
+
 
 def _plt() -> Any:
     import matplotlib.pyplot as plt
@@ -110,7 +112,7 @@ def draw_graph(root, saved: list[Saved], names: dict | None = None, title: str =
         mine = [s for s in saved if s.node is node]
         bad = any(s.current != s.expected for s in mine)
         for s in mine:
-            label += f"\nsaved {s.attr}: expected v{s.expected}, now v{s.current}"
+            label += say("notebook: figure saved version", attr=s.attr, expected=s.expected, current=s.current)
         ax.text(x, y, label, ha="center", va="center", fontsize=8, family="monospace",
                 bbox={"boxstyle": "round", "fc": "#fde0dd" if bad else "#eef3fb", "ec": "#c0392b" if bad else "0.4"})
     ax.set_xlim(0, 1)
@@ -160,7 +162,7 @@ def draw_storage(base: torch.Tensor, views: dict[str, torch.Tensor], title: str 
     total = max(size, sum(widths) + gap * (len(widths) - 1))
     fig, ax = plt.subplots(figsize=(0.5 * total + 0.6, 0.5 * (max(heights) + 4.5)))
     _cells(ax, torch.arange(size), colours, (total - size) / 2, 0)
-    ax.text(total / 2, 0.25, title or "the storage: one row of memory", ha="center", va="bottom", fontsize=10)
+    ax.text(total / 2, 0.25, title or say("notebook: figure storage"), ha="center", va="bottom", fontsize=10)
     x = (total - (sum(widths) + gap * (len(widths) - 1))) / 2
     for (name, view), width in zip(views.items(), widths):
         ax.text(x + width / 2, -2.1, f"{name}\nstride {view.stride()}", ha="center", va="bottom", fontsize=8,

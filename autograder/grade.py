@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .checks import explained
 from .evidence import Evidence, Failed, GraderError, label
 from .feedback import describe as feedback
+from .feedback.describe import Explainer
 from .feedback.redact import Seen, redacted
 from .feedback.wording import say
 from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
@@ -50,22 +50,17 @@ def grade(
     public_only: bool = False,
     submission: str = "",
     answer: str | None = None,
+    explainer: Explainer | None = None,
 ) -> Result:
     """Scores every check of the exercise (public checks only for a self-check). `answer`, the graded code,
-    is where a hidden error's line text is read from (else from the worker's report)."""
-    token = feedback.REWRITES.set(exercise.rewrites)
-    try:
-        return _grade(exercise, report, reference, trials, inputs, public_only, submission, answer)
-    finally:
-        feedback.REWRITES.reset(token)
-
-
-def _grade(exercise: Exercise, report: RunReport, reference: dict[str, Outcome], trials: tuple[Trial, ...],
-           inputs: dict[str, Inputs], public_only: bool, submission: str, answer: str | None) -> Result:
+    is where a hidden error's line text is read from (else from the worker's report). `explainer` puts errors
+    in words (pipeline.judge passes one with the locator's suggestions); by default, the exercise's setting with
+    no suggested rewrite."""
+    explainer = explainer if explainer is not None else Explainer(exercise.rewrites)
     checks = exercise.checks_for(public_only)
     devices = tuple(dict.fromkeys(t.device for t in trials))
-    blocked = _blocking_problem(report)
-    judge = _Judge(exercise, report, reference, trials, inputs, answer)
+    blocked = _blocking_problem(report, explainer)
+    judge = _Judge(exercise, report, reference, trials, inputs, answer, explainer)
     tests, causes = [], _Causes()
     for check in checks:
         judged = Judged(Verdict(False, blocked.text), cause=blocked) if blocked is not None else judge(check)
@@ -132,17 +127,18 @@ class _Judge:
     """Evaluates a check on all trials and, when it fails, finds whether the public trials alone fail it."""
 
     def __init__(self, exercise: Exercise, report: RunReport, reference: dict[str, Outcome],
-                 trials: tuple[Trial, ...], inputs: dict[str, Inputs], answer: str | None):
+                 trials: tuple[Trial, ...], inputs: dict[str, Inputs], answer: str | None, explainer: Explainer):
         self.exercise, self.report, self.reference = exercise, report, reference
-        self.inputs, self.answer = inputs, answer
-        self.public = tuple(t for t in trials if exercise.scenario(t.scenario).public)
-        self.hidden = tuple(t for t in trials if not exercise.scenario(t.scenario).public)
+        self.inputs, self.answer, self.explainer = inputs, answer, explainer
+        self.public = tuple(t for t in trials if t.public)
+        self.hidden = tuple(t for t in trials if not t.public)
         self.seen = Seen.of(o.error for t in self.public if (o := report.outcomes.get(t.key)) and o.error)
 
     def _on(self, check: Check, trials: tuple[Trial, ...]) -> Verdict:
         """The check's verdict on these trials; a check that trips over odd student output fails."""
         try:
-            return check.rule(Evidence(self.exercise, trials, self.inputs, self.report.outcomes, self.reference))
+            return check.rule(Evidence(self.exercise, trials, self.inputs, self.report.outcomes, self.reference,
+                                       explainer=self.explainer))
         except GraderError:
             raise
         except Exception as e:  # the student's output's fault; said in full only for public trials (below)
@@ -158,10 +154,10 @@ class _Judge:
     def __call__(self, check: Check) -> Judged:
         verdict = self._on(check, self.public + self.hidden)
         if verdict.passed or not self.hidden:
-            return _public(verdict)
+            return self._public(verdict)
         public = self._quietly(check, self.public)
         if public is not None and not public.passed:
-            return _public(public)  # found on public inputs alone: safe to say in full
+            return self._public(public)  # found on public inputs alone: safe to say in full
         # The first hidden trial that makes it fail, by bisection: failing only grows as trials join.
         lo, hi, found = 1, len(self.hidden), {len(self.hidden): verdict}
         while lo < hi:
@@ -181,24 +177,24 @@ class _Judge:
         cause = None
         if outcome is not None and outcome.error is not None:
             shown = redacted(outcome.error, self.answer, self.seen)
-            words = explained(shown)
+            words = self.explainer(shown)
             text += "\n" + words
             cause = feedback.cause(shown, words)
         return Judged(Verdict(False, text), what, trial, cause)
 
-
-def _public(verdict: Verdict) -> Judged:
-    """A verdict found on public inputs (or a pass), with the facts its rule gave."""
-    if not isinstance(verdict, Failed):
-        return Judged(verdict)
-    cause = feedback.cause(verdict.error, explained(verdict.error)) if verdict.error is not None else None
-    return Judged(verdict, verdict.hidden, verdict.trial, cause)
+    def _public(self, verdict: Verdict) -> Judged:
+        """A verdict found on public inputs (or a pass), with the facts its rule gave."""
+        if not isinstance(verdict, Failed):
+            return Judged(verdict)
+        error = verdict.error
+        cause = feedback.cause(error, self.explainer(error)) if error is not None else None
+        return Judged(verdict, verdict.hidden, verdict.trial, cause)
 
 
 # --- the whole run --------------------------------------------------------------------------------------
 
 
-def _blocking_problem(report: RunReport) -> Cause | None:
+def _blocking_problem(report: RunReport, explainer: Explainer) -> Cause | None:
     """A problem that stops every check before it starts, in words the student can act on, with its facts."""
     if report.status is not None:
         return Cause(say(_RUN_FAILURES[report.status], detail=report.detail), tampered=report.forged)
@@ -207,7 +203,7 @@ def _blocking_problem(report: RunReport) -> Cause | None:
         if error.type == "SyntaxError":
             code = say("syntax error code", code=error.code.strip()) if error.code else ""
             return feedback.cause(error, say("syntax error", line=error.line, message=error.message, code=code))
-        return feedback.cause(error, say("raised while defined", explanation=feedback.describe(error)))
+        return feedback.cause(error, say("raised while defined", explanation=explainer.describe(error)))
     if report.problems:
         return Cause(" ".join(report.problems.values()))
     return None

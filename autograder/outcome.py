@@ -26,6 +26,10 @@ class Trial:
     scenario: str
     dtype: str  # "float32", "float64"
     device: str  # "cpu", "cuda"
+    public: bool = field(default=False, compare=False)
+    """Whether its inputs are the public ones (its scenario's), which anyone may see: set where trials are planned
+    (trials.plan), and read wherever it matters (what a message may show, which inputs are drawn from the salt).
+    Not part of the key; a Trial made from a key alone counts as hidden."""
 
     @property
     def key(self) -> str:

@@ -15,16 +15,18 @@ and the one it was saved at (`expected`). A notebook asks for the parts that fit
 In Jupyter, `predict()` watches the cells run after it (an IPython `post_run_cell` callback); `reveal()`
 compares the prediction with what the cell run just before it did. It is feedback for the learner only:
 the grader runs only answer cells (submission.py), and this module never imports torch.
+
+`predict` is a Guess (below), as `diagnose` is: a plain object the package exports (autograder/__init__.py).
 """
 
 from __future__ import annotations
 
 import re
-import sys
-import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .feedback.wording import say
 from .messages import LEAF_INPLACE_ERROR, VERSION_CHECK, VIEW_MODIFIED
 
 PARTS = ("raises", "when", "tensor", "found", "expected")
@@ -117,14 +119,9 @@ def _tensor_mark(tensor: Any, said: re.Match[str]) -> Mark:
     named = f"[{said['type']} {shape}]"
     if said["op"]:
         named = f"output {said['output']} of {said['op']} {named}"
-        why = (f"{said['op']} is the saved tensor's grad_fn when backward ran. If an op saved it as its output "
-               "(relu, sigmoid, exp, softmax), that is the op that saved it. If an op saved it as its input "
-               "(gelu, pow, mul, a linear layer), it is the last recorded in-place op that wrote it, often the "
-               "line you look for; or the op that made it, if the write was not recorded (no_grad, an optimizer "
-               "step); or AsStrided, for a view whose base was written. It is never the op that saved an input")
+        why = say("notebook: predict op named", op=said["op"])
     else:
-        why = ("no op is named: the saved tensor has no grad_fn. Either it needs no gradient, or it is a leaf "
-               "that needs one (a parameter, or a tensor made with requires_grad=True)")
+        why = say("notebook: predict no op")
     words = {_op_key(w) for w in re.split(r"[^A-Za-z0-9_]+", tensor)} if isinstance(tensor, str) else set()
     right = (said["op"] is not None and _op_key(said["op"]) in words) or (_given(tensor) and shape in _shapes(tensor))
     return _mark("tensor", tensor, right, f"it is {named}: {why}.")
@@ -135,33 +132,29 @@ def marks(prediction: Prediction, outcome: CellRun) -> list[Mark]:
     said = VERSION_CHECK.search(outcome.message) if outcome.error else None
     at_write = AT_THE_WRITE.search(outcome.message) if outcome.error and not said else None
     if outcome.error is None:
-        happened = "it ran without an error: nothing backward needed was changed in place after it was saved."
+        happened = say("notebook: predict ran")
     elif said:
-        happened = "it raised the in-place error."
+        happened = say("notebook: predict raised inplace")
     elif at_write:
-        happened = f"it raised at the in-place write itself ({at_write.group(0)})."
+        happened = say("notebook: predict raised at write", message=at_write.group(0))
     else:
         first = outcome.message.splitlines()[0] if outcome.message else ""
-        happened = (f"it raised {outcome.error} ({first[:120]}), not the in-place error; if that was not the "
-                    "failure cell, run the failure cell, then this one.")
+        happened = say("notebook: predict raised other", error=outcome.error, message=first[:120])
     out = [_mark("raises", prediction.raises, prediction.raises is (outcome.error is not None), happened)]
     asked_when = _given(prediction.when)  # only three failure cells ask when; the others' templates have no slot
     if at_write:
         if asked_when:
-            out.append(_mark("when", prediction.when, prediction.when == "write", "at the write, in forward: "
-                             "autograd refuses the in-place op before any backward runs."))
-        none = "this error names no saved tensor and no versions: nothing was saved and checked yet."
+            out.append(_mark("when", prediction.when, prediction.when == "write", say("notebook: predict at write")))
+        none = say("notebook: predict nothing saved")
         out += [_mark(p, getattr(prediction, p), False, none) for p in ("tensor", "found", "expected")
                 if _given(getattr(prediction, p))]
         return out
     if said is None:
         return out
     if asked_when:
-        out.append(_mark("when", prediction.when, prediction.when == "backward", "at backward: the write itself "
-                         "was allowed, and backward found a saved tensor at another version."))
+        out.append(_mark("when", prediction.when, prediction.when == "backward", say("notebook: predict at backward")))
     out.append(_tensor_mark(prediction.tensor, said))
-    meaning = {"found": "the version the tensor is at now, when backward reads it",
-               "expected": "the version it was at when it was saved"}
+    meaning = {"found": say("notebook: predict found"), "expected": say("notebook: predict expected")}
     for part in ("found", "expected"):
         guess, actual = getattr(prediction, part), int(said[part])
         out.append(_mark(part, guess, guess == actual, f"it is {actual}: {meaning[part]}."))
@@ -174,23 +167,20 @@ def judgement(heading: str, judged: list[Mark], noun: str, nothing: str) -> tupl
     label = {True: "right", False: "wrong", None: "-"}
     lines = [heading, *(f"  {m.part:<9} {label[m.right]:<6} {m.text}" for m in judged)]
     given = [m for m in judged if m.right is not None]
-    count = f"{sum(bool(m.right) for m in given)} of {len(given)} {noun} parts right." if given else nothing
+    count = say("notebook: parts right", right=sum(bool(m.right) for m in given), given=len(given), noun=noun) \
+        if given else nothing
     return lines, count
 
 
 def feedback(prediction: Prediction, outcome: CellRun) -> str:
     """What `reveal()` prints."""
-    lines, summary = judgement("Your prediction, against what the failure cell did:", marks(prediction, outcome),
-                               "predicted", "Nothing was predicted: next time, fill in predict(...) before you "
-                               "run the failure cell.")
+    lines, summary = judgement(say("notebook: predict heading"), marks(prediction, outcome), "predicted",
+                               say("notebook: predict nothing"))
     said = VERSION_CHECK.search(outcome.message) if outcome.error else None
     if said:
         bumps = int(said["found"]) - int(said["expected"])
-        times = "once" if bumps == 1 else f"{bumps} times"
-        summary += (f" found - expected = {bumps}: since it was saved, its version counter moved {times}. Each "
-                    "in-place op, `out=` op or `mark_dirty` moves it, on this tensor or on one that shares its "
-                    "counter (a view, its base, a detach() alias). One write may move it twice: `t[:, 0] += 1` "
-                    "does.")
+        times = say("notebook: once") if bumps == 1 else say("notebook: times", count=bumps)
+        summary += say("notebook: predict bumps", bumps=bumps, times=times)
     return "\n".join([*lines, summary])
 
 
@@ -223,8 +213,8 @@ class _Watch:
 _watch = _Watch()
 
 
-def predict(raises: Any = ..., tensor: Any = None, found: Any = None, expected: Any = None,
-            when: Any = None) -> None:
+def note(raises: Any = ..., tensor: Any = None, found: Any = None, expected: Any = None,
+         when: Any = None) -> None:
     """Notes your prediction of the failure cell below: does it raise, `when` ("write": the in-place write
     itself is refused; "backward": backward finds a changed saved tensor), which tensor does the message
     name (`"output 0 of Relu"`, or a shape like `(2, 8, 1)`), and at which versions (found, expected)?"""
@@ -234,33 +224,42 @@ def predict(raises: Any = ..., tensor: Any = None, found: Any = None, expected: 
     _watch.attach()
     missing = prediction.missing()
     if missing:
-        print(f"Fill in your prediction: replace the ... after {', '.join(missing)} with your guesses, then "
-              "run this cell again. (Nothing here is graded.)")
+        print(say("notebook: predict fill in", parts=", ".join(missing)))
     else:
         shown = ", ".join(f"{p}={getattr(prediction, p)!r}" for p in PARTS if _given(getattr(prediction, p)))
-        print(f"Prediction noted ({shown}). Now run the failure cell, then the cell after it.")
+        print(say("notebook: predict noted", shown=shown))
 
 
 def reveal() -> None:
     """Compares your prediction with what the cell run just before this one did, and prints the result."""
     _watch.skip = True
     if _watch.prediction is None:
-        print("No prediction yet: run the predict(...) cell above the failure cell, then the failure cell, "
-              "then this one.")
+        print(say("notebook: predict none yet"))
     elif _watch.shell is None:
-        print("reveal() compares your prediction with the cell run before it, in Jupyter; run the notebook "
-              "there, from the predict(...) cell down.")
+        print(say("notebook: predict needs jupyter"))
     elif _watch.outcome is None:
-        print("Run the failure cell (just below your prediction) first, then this cell.")
+        print(say("notebook: predict run failure first"))
     else:
         print(feedback(_watch.prediction, _watch.outcome))
 
 
-class _PredictModule(types.ModuleType):
-    """`from autograder import predict` gives this module; calling it makes the prediction."""
+class Guess:
+    """A learner's guess, noted before the failure cell and judged after it: calling it notes the guess, `reveal`
+    judges it (`predict(...)` / `predict.reveal()`, `diagnose(...)` / `diagnose.reveal(fn)`). Neither is graded."""
+
+    def __init__(self, name: str, note: Callable[..., None], reveal: Callable[..., None]) -> None:
+        self._name, self._note, self._reveal = name, note, reveal
+        self.__doc__ = note.__doc__
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
-        return predict(*args, **kwargs)
+        return self._note(*args, **kwargs)
+
+    def reveal(self, *args: Any, **kwargs: Any) -> None:
+        """Judges the guess noted last (see the note's docstring for what it is compared with)."""
+        return self._reveal(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<autograder.{self._name}: {self._name}(...), then {self._name}.reveal()>"
 
 
-sys.modules[__name__].__class__ = _PredictModule
+predict = Guess("predict", note, reveal)

@@ -20,7 +20,7 @@ import builtins
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .call import Stop, stopping
 from .cells import last_run_answers, notebook_code
@@ -37,16 +37,6 @@ from .status import Status
 TIME_LIMIT = 30.0
 """Seconds a check may take before it stops the code (every exercise's takes under a second): a loop that never
 ends is reported as timed out, as the grader would."""
-
-BEFORE_CHECK: list[Callable[[str], None]] = []
-"""Called before a check() runs, with the exercise's id (the workshop marks the check, so that a kernel that dies
-in it is reported when it rejoins)."""
-AFTER_CHECK: list[Callable[[Result, RunReport], None]] = []
-"""Called after every check() with its result and run report (a timed-out one too)."""
-AFTER_STOP: list[Callable[[str, Stop], None]] = []
-"""Called when Ctrl-C stopped a check() with no result. The workshop's client puts itself in all three
-(autograder/__init__.py installs it, with check.join and the rest); an error in one never reaches the check."""
-
 
 @dataclass(frozen=True)
 class SelfCheck:
@@ -76,18 +66,14 @@ def self_check(exercise_id: str, *, history: list[str] | None = None, namespace:
         namespace = shell.user_ns if shell is not None else vars(sys.modules["__main__"])
     answers = last_run_answers(history)
     if not answers:
-        notes: tuple[str, ...] = ("check() found no answer cell among the cells you ran (an answer cell's first line "
-                 "says `# Answer cell (graded)`; put it back if you deleted it). It judged the names your notebook "
-                 "defines instead: the grader runs only the answer cells, and may judge otherwise.",)
+        notes: tuple[str, ...] = (say("notebook: no answer cell"),)
         steps = trial_steps(exercise, namespace, prepared.trials, (), prepared.inputs, filename="<notebook>",
                             culprit_frames=None)
         return _judged(exercise, prepared, steps, None, notes, "names", timeout)
-    notes = tuple(f"Answer cell {n} has not been run since the kernel started: run it, then check again (check() "
-                  "judges the answer cells as you last ran them)."
+    notes = tuple(say("notebook: answer cell not run", number=n)
                   for n in range(1, max(answers) + 1) if n not in answers)
     code = notebook_code([answers[n] for n in sorted(answers)])
-    notes += tuple(f"`{name}` is defined outside an answer cell: the grader will not see it. Move it (or the "
-                   "import) into an answer cell." for name in outside_names(code, namespace))
+    notes += tuple(say("notebook: defined outside", symbol=name) for name in outside_names(code, namespace))
     steps = answer_steps(exercise, code, prepared.trials, (), prepared.inputs)
     return _judged(exercise, prepared, steps, code, notes, "answer cells", timeout)
 
@@ -99,44 +85,93 @@ def _judged(exercise: Exercise, prepared: Prepared, steps: Any, code: str | None
             report = run_steps(steps)
     except Stop as stop:
         if not stop.timed_out:  # Ctrl-C: no verdict
-            return SelfCheck(None, None, (*notes, f"Self-check stopped ({stop}): no result."), judged, stop)
+            return SelfCheck(None, None, (*notes, say("notebook: check stopped", stop=stop)), judged, stop)
         report = RunReport(Status.TIMED_OUT, say("stopped after", seconds=timeout))
     return SelfCheck(judge(exercise, prepared, report, submission="notebook", answer=code), report, notes, judged)
 
 
-def check(exercise_id: str, *, timeout: float | None = None, history: list[str] | None = None,
-          namespace: Mapping[str, Any] | None = None) -> None:
-    """Judges the answer cells as you last ran them with the exercise's public checks, and prints what to fix;
-    stops after `timeout` seconds (default TIME_LIMIT). Returns nothing; `check.last` holds what it found (a
-    SelfCheck). `history` and `namespace` stand for the kernel's, where a program calls it."""
-    _call(BEFORE_CHECK, exercise_id)
-    try:
-        found = self_check(exercise_id, history=history, namespace=namespace,
-                           timeout=TIME_LIMIT if timeout is None else timeout)
-    except Stop as stop:  # Ctrl-C while it prepared, before any code ran
-        _call(AFTER_STOP, exercise_id, stop)
-        print(f"Self-check stopped ({stop}): no result.")
-        return
-    check.last = found  # type: ignore[attr-defined]  # a function's attribute: the notebook's one handle on the last self-check
-    for note in found.notes:
-        print(f"Note: {note}")
-    if found.result is None:
-        _call(AFTER_STOP, exercise_id, found.stop)
-        return
-    print(feedback_text(found.result))
-    print(FOOTER)
-    _call(AFTER_CHECK, found.result, found.report)
+class Listener(Protocol):
+    """Whoever a Checker tells about its checks (the workshop's client, workshop/client.py), with the commands it
+    lends the checker (`check.join(URL)`, ...). What a listener does never reaches the check: an error in it is
+    dropped."""
+
+    @property
+    def commands(self) -> Mapping[str, Callable[..., Any]]:
+        """The checker's commands it lends: `{"join": join, ...}` makes `check.join(...)`."""
+
+    def before(self, exercise_id: str) -> None:
+        """Before a check runs."""
+
+    def after(self, result: Result, report: RunReport) -> None:
+        """After every check that found a result (a timed-out one too)."""
+
+    def stopped(self, exercise_id: str, stop: Stop | None) -> None:
+        """When Ctrl-C stopped a check with no result."""
 
 
-def _call(hooks: list, *args: Any) -> None:
-    for hook in hooks:
+class Checker:
+    """The notebook's `check("<exercise>")`: judges the answer cells as last run with the exercise's public checks
+    and prints what to fix. `check.last` holds what the last one found (a SelfCheck); the listeners given to it
+    (`Checker(listener)`, or `listen(listener)`) hear of every check, and lend it their commands, so that
+    `check.join(URL)` is the workshop client's join where the workshop listens (learner.py's `check`, which
+    `from autograder import check` gives)."""
+
+    def __init__(self, *listeners: Listener) -> None:
+        self.last: SelfCheck | None = None
+        self._listeners: list[Listener] = []
+        for listener in listeners:
+            self.listen(listener)
+
+    def listen(self, listener: Listener) -> None:
+        """Tells `listener` of every check from now on (once, however often it is given)."""
+        if listener not in self._listeners:
+            self._listeners.append(listener)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """A command of a listener (`check.join`, `check.stuck`, ...)."""
+        if not name.startswith("_"):
+            for listener in self.__dict__.get("_listeners", ()):
+                command = listener.commands.get(name)
+                if command is not None:
+                    return command
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *(n for listener in self._listeners for n in listener.commands)})
+
+    def __call__(self, exercise_id: str, *, timeout: float | None = None, history: list[str] | None = None,
+                 namespace: Mapping[str, Any] | None = None) -> None:
+        """Judges the answer cells as you last ran them with the exercise's public checks, and prints what to fix;
+        stops after `timeout` seconds (default TIME_LIMIT). Returns nothing; `check.last` holds what it found (a
+        SelfCheck). `history` and `namespace` stand for the kernel's, where a program calls it."""
+        self._tell("before", exercise_id)
         try:
-            hook(*args)
-        except Exception:  # noqa: BLE001 - what runs around a check must never break it
-            pass
+            found = self_check(exercise_id, history=history, namespace=namespace,
+                               timeout=TIME_LIMIT if timeout is None else timeout)
+        except Stop as stop:  # Ctrl-C while it prepared, before any code ran
+            self._tell("stopped", exercise_id, stop)
+            print(say("notebook: check stopped", stop=stop))
+            return
+        self.last = found
+        for note in found.notes:
+            print(f"Note: {note}")
+        if found.result is None:
+            self._tell("stopped", exercise_id, found.stop)
+            return
+        print(feedback_text(found.result))
+        print(FOOTER)
+        self._tell("after", found.result, found.report)
+
+    def _tell(self, event: str, *args: Any) -> None:
+        for listener in self._listeners:
+            try:
+                getattr(listener, event)(*args)
+            except Exception:  # noqa: BLE001, S110 - what runs around a check must never break it
+                pass
 
 
-check.last = None  # type: ignore[attr-defined]  # see check() above
+check = Checker()
+"""The self-check on its own, with no listener (the notebook's `autograder.check` is learner.py's)."""
 
 
 def outside_names(code: str, namespace: Mapping[str, Any]) -> list[str]:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .feedback.wording import say
+
 if TYPE_CHECKING:
     from .evidence import Evidence
 
@@ -55,9 +57,9 @@ class Symbol:
     def problem_with(self, obj: object) -> str | None:
         """Why `obj` cannot serve as this symbol, in words a student can act on; None if it can."""
         if self.kind == "class" and not isinstance(obj, type):
-            return f"`{self.name}` should be a class, but it is a {type(obj).__name__}."
+            return say("symbol not a class", symbol=self.name, type=type(obj).__name__)
         if self.kind == "function" and (isinstance(obj, type) or not callable(obj)):
-            return f"`{self.name}` should be a function, but it is a {type(obj).__name__}."
+            return say("symbol not a function", symbol=self.name, type=type(obj).__name__)
         target = getattr(obj, "__init__") if isinstance(obj, type) else obj  # noqa: B009 - a class's, not an instance's
         try:
             signature = inspect.signature(target)  # type: ignore[arg-type]  # callable(obj) was checked above
@@ -70,7 +72,7 @@ class Symbol:
         except TypeError:
             want = ", ".join(self.params)
             have = ", ".join(names)
-            return f"`{self.name}` should accept ({want}), but its signature is ({have})."
+            return say("symbol signature", symbol=self.name, want=want, have=have)
         return None
 
 

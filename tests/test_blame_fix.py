@@ -25,14 +25,15 @@ from autograder.blame.runs import Program
 from autograder.blame.suggest import suggest, suggest_from_line, suggestions
 from autograder.blame.verify import compare, reference, verify
 from autograder.exercises import get
-from autograder.feedback.describe import cause
-from autograder.feedback.describe import describe as feedback
+from autograder.feedback.describe import Explainer, cause
 from autograder.harness import run_answer
 from autograder.outcome import ErrorInfo
+from autograder.pipeline import suggested_rewrite
 from tests.blame_cases import cases
 from tests.conftest import ROOT, solution_code
 from tests.test_blame import CASES_DIR, marked
 
+feedback = Explainer(suggest=suggested_rewrite)  # the grader's words, with the locator's suggestion
 FIXED_CASES = {**dict.fromkeys(cases.CASES, None), "helper_function": None, "other_module": None, "several": None}
 KIND = {"iadd": "expand", "add_": "out_of_place", "mul_": "out_of_place", "zero_": "clone_first",
         "clamp_": "out_of_place", "index_assignment": "clone_first", "index_put_": "out_of_place",

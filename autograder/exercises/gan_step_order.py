@@ -380,7 +380,7 @@ def _runs(ev: Evidence) -> Verdict:
                     "does not free G's graph.")
         else:
             hint = ""
-        return checks.failed(f"The training step failed. In {pair.label}: {checks.explained(error)}{hint}",
+        return checks.failed(f"The training step failed. In {pair.label}: {ev.explain(error)}{hint}",
                              f"The training step failed.{hint}", trial=pair.trial, error=error)
     return PASS
 

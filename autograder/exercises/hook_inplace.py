@@ -177,9 +177,9 @@ def runs(scenarios: tuple[str, ...], what: str) -> Rule:
             error = pair.got.error
             if error is not None:
                 if HOOK_VIEW_ERROR.search(error.message):
-                    return failed(f"{what} failed. In {pair.label}: {checks.explained(error)}\nWhat it means: "
+                    return failed(f"{what} failed. In {pair.label}: {ev.explain(error)}\nWhat it means: "
                                   f"{HOOK_MEANING}", f"{what} failed: {HOOK_SHORT}", trial=pair.trial, error=error)
-                return failed(f"{what} failed. In {pair.label}: {checks.explained(error)}", f"{what} failed",
+                return failed(f"{what} failed. In {pair.label}: {ev.explain(error)}", f"{what} failed",
                               trial=pair.trial, error=error)
         return PASS
 

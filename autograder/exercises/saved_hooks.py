@@ -393,7 +393,7 @@ def _honest_gradients(scenarios: tuple[str, ...]) -> Rule:
                 hint = ("" if error.not_attempted else
                         "\n" + (HONEST_HINT if _SAYS_IN_PLACE.search(error.message) else UNPACKED_HINT))
                 return failed(f"In {pair.label}, an honest program failed under your hooks. "
-                              f"{checks.explained(error)}{hint}",
+                              f"{ev.explain(error)}{hint}",
                               "An honest program (it changes nothing after it was saved) failed under your hooks",
                               trial=pair.trial, error=error)
         return gradients(ev)
