@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from ..feedback.wording import say
 from . import identity
-from .report_fields import report_fields
+from .attempt_fields import attempt_fields
 from .schema import MAX_SEAT, VERSION, anonymise_line, clean_feedback
 from .sender import OPENER, Heartbeat, Sender, post
 
@@ -171,7 +171,7 @@ def _current() -> Session | None:
 
 def payload(result: Any, run_report: Any, session: Session | None) -> dict:
     """The report for one check, exactly as it is sent."""
-    fields = report_fields(result, run_report)
+    fields = attempt_fields(result, run_report)
     data = {"v": VERSION, "pseudonym": session.pseudonym if session else "(given-when-you-join-00)",
             "secret": "(kept on this machine)" if session and session.secret else None,
             "exercise": result.exercise, "status": fields["status"],
