@@ -8,6 +8,7 @@ message the student can act on.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -31,14 +32,21 @@ _SHOWN = 300
 
 
 class SubmissionError(Exception):
-    """A file that cannot be graded; its message is shown to the student as the verdict."""
+    """A file that cannot be graded; its message is shown to the student as the verdict. `sha256`: of the
+    bytes read, where they could be read (a rerun then knows this very file was already judged)."""
+
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
 class Answer:
+    """A submission as read, once: the code graded and the SHA-256 of the very bytes it came from."""
+
     path: str
     code: str
-    exercise: str | None  # from the notebook's metadata, when it says (always a str when not None)
+    declared_exercise: str | None  # from the notebook's metadata, when it says (always a str when not None)
+    sha256: str
+    size: int
 
 
 def _first_line(e: BaseException) -> str:
@@ -55,13 +63,16 @@ def is_answer_cell(cell: Any) -> bool:
     return isinstance(tags, list) and ANSWER_TAG in tags
 
 
-def _read_text(path: Path) -> str:
+def _read(path: Path) -> bytes:
     try:
-        raw = read_bounded(path, MAX_BYTES)
+        return read_bounded(path, MAX_BYTES)
     except RefusedFile as e:
         raise SubmissionError(str(e)) from None
     except OSError as e:
         raise SubmissionError(f"{path.name} could not be read ({e.strerror or _first_line(e)}).") from None
+
+
+def _text(path: Path, raw: bytes) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -121,15 +132,28 @@ def _no_surrogates(path: Path, code: str) -> str:
 
 
 def answer_code(path: str | Path) -> Answer:
-    """The graded code of a submission: its answer cells, or the whole of a .py file."""
+    """A submission read once (bounded): the graded code (its answer cells, or the whole of a .py file), the
+    exercise its metadata declares, and the SHA-256 and size of the bytes it was read from. A SubmissionError
+    carries that SHA-256 too, where the bytes could be read."""
     path = Path(path)
     if path.suffix not in (".py", ".ipynb"):
         raise SubmissionError(f"{path.name}: a submission is a .ipynb notebook or a .py file.")
-    text = _read_text(path)
+    raw = _read(path)
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        code, declared = _answer(path, _text(path, raw))
+    except SubmissionError as e:
+        e.sha256 = digest
+        raise
+    return Answer(str(path), code, declared, digest, len(raw))
+
+
+def _answer(path: Path, text: str) -> tuple[str, str | None]:
+    """The answer code of a submission's text, and the exercise its metadata declares."""
     if path.suffix == ".py":
         if not text.strip():
             raise SubmissionError(f"{path.name} is empty: write your answer in it (or submit the exercise notebook).")
-        return Answer(str(path), _no_surrogates(path, text), None)
+        return _no_surrogates(path, text), None
     nb = _parse_notebook(path, text)
     cells = nb.get("cells")
     if not isinstance(cells, list) or not cells:
@@ -141,4 +165,4 @@ def answer_code(path: str | Path) -> Answer:
             "lost by copying cells into a new notebook: start again from the exercise notebook and paste "
             "your code into its answer cells."
         )
-    return Answer(str(path), _no_surrogates(path, notebook_code([_source(c) for c in answers])), notebook_exercise(nb))
+    return _no_surrogates(path, notebook_code([_source(c) for c in answers])), notebook_exercise(nb)

@@ -25,10 +25,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.batch import Preparations, Settings, grade_batch, previous_result
+from autograder.batch import Preparations, Settings, batch_gradebook_csv, grade_batch, previous_result
 from autograder.bundle import grader
 from autograder.bundle.config import BundleConfig
-from autograder.gradebook import batch_gradebook_csv
 from autograder.platforms import gradescope
 from autograder.reports import lms
 from autograder.reports.graded import Graded
@@ -79,7 +78,8 @@ class PrintingRunner(InProcessRunner):
 def grade(folder: Path, references, *, paths=None, settings=SETTINGS, runner=None, expect=None) -> dict[str, dict]:
     """Grades the folder (or `paths`), checks what every batch must leave behind; results by submission."""
     out = folder.parent / "out"
-    results = grade_batch(paths or [folder], out, settings, runner or InProcessRunner(), preparations=references)
+    results = [r.to_json() for r in grade_batch(paths or [folder], out, settings, runner or InProcessRunner(),
+                                                preparations=references)]
     names = [r["submission"] for r in results]
     assert len(names) == len(set(names)), names
     for r in results:
@@ -344,7 +344,7 @@ def test_results_inside_the_class_folder_are_not_submissions(folder, references)
     (folder / "dir.py").mkdir()  # a folder named like a submission, holding no results: reported
     for out in (folder / "out", folder / "out", folder / "other_out"):
         results = grade_batch([folder], out, SETTINGS, InProcessRunner(), preparations=references)
-        assert {r["submission"]: r["status"] for r in results} == {HONEST: "passed", "dir.py": "malformed"}
+        assert {r.submission: r.status for r in results} == {HONEST: "passed", "dir.py": "malformed"}
 
 
 # ---- links and special files -------------------------------------------------------------------------------
@@ -504,7 +504,7 @@ def test_an_exception_anywhere_in_grade_file_is_that_files_grader_error(folder, 
     (folder / "victim.py").write_text("x = 1\n")
     (folder / "boom.py").write_text("BOOM = 1\n")
     out = folder.parent / "out"
-    results = {r["submission"]: r for r in grade_batch([folder], out, SETTINGS, Runner(), preparations=references)}
+    results = {r.submission: r.to_json() for r in grade_batch([folder], out, SETTINGS, Runner(), preparations=references)}
     assert results[HONEST]["status"] == "passed"
     for name, words in (("victim.py", "a bug in reading"), ("boom.py", "a bug in running")):
         assert results[name]["status"] == "grader_error" and words in results[name]["output"]
@@ -526,7 +526,7 @@ def test_a_worker_that_raises_still_leaves_a_gradebook(folder, references, monke
     monkeypatch.setattr(batch, "grade_file", grade_file)
     (folder / "victim.py").write_text("x = 1\n")
     out = folder.parent / "out"
-    results = {r["submission"]: r for r in grade_batch([folder], out, SETTINGS, InProcessRunner(), jobs=2,
+    results = {r.submission: r.to_json() for r in grade_batch([folder], out, SETTINGS, InProcessRunner(), jobs=2,
                                                         preparations=references)}
     assert results["victim.py"]["status"] == "grader_error" and "No space left" in results["victim.py"]["output"]
     assert results[HONEST]["status"] == "passed"

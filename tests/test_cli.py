@@ -291,7 +291,7 @@ def summary_of(results, table=False, width=200) -> str:
     from autograder.cli import _summary
 
     console = Console(record=True, width=width, force_terminal=False)
-    _summary(console, [r.to_json() for r in results], Path("grades"), table)
+    _summary(console, results, Path("grades"), table)
     return console.export_text()
 
 

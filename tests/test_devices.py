@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.devices import DeviceError, resolve
+from autograder.settings import DeviceError, resolve
 from autograder.exercises import EXERCISES
 from autograder.pipeline import grade_code
 from tests.conftest import solution_code
