@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from . import settings as device_choice
 from .feedback.wording import say
@@ -64,13 +65,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from .runner.pool import PoolError, WarmPool
 
     if args.jobs < 1:
-        return _usage("--jobs must be at least 1")
+        return _usage(say("cli: jobs"))
     missing = [p for p in args.paths if not p.exists()]
     if missing:
-        return _usage(f"no such file or folder: {', '.join(map(str, missing))}")
+        return _usage(say("cli: no such path", paths=", ".join(map(str, missing))))
     found = named_submissions(args.paths, exclude=[args.out])  # unique names: clashing files all graded
     if not found:
-        return _usage("no .ipynb or .py submissions found under " + ", ".join(map(str, args.paths)))
+        return _usage(say("cli: no submissions", paths=", ".join(map(str, args.paths))))
     try:
         pool = WarmPool(min(args.jobs, len(found)), _limits(args), sandbox=False if args.no_sandbox else None,
                         wait=False, run_as=args.run_as)
@@ -90,7 +91,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
     from .runner.pool import PoolError
 
     if args.exercise and args.exercise not in EXERCISES:
-        return _usage(f"unknown exercise {args.exercise!r}; known: {', '.join(EXERCISES)}")
+        return _usage(say("intake: unknown asked", asked=repr(args.exercise), known=", ".join(EXERCISES)))
     devices = _devices(args.device)
     torch.set_num_threads(1)  # the reference's tensors are tiny; --jobs gives the parallelism
     settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
@@ -106,7 +107,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
     except PoolError as e:
         return _error(e)
     if pool.warning:
-        _console(stderr=True).print(f"[bold red]WARNING: {pool.warning}[/]")
+        _console(stderr=True).print(Text(say("cli: pool warning", warning=pool.warning), style="bold red"))
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=console, disable=args.quiet)
     with progress:
@@ -129,15 +130,13 @@ TABLE_ROWS = 20
 def _summary(console: Console, graded: list[Result], out: Path, table_wanted: bool) -> None:
     """The batch's totals per status and what to run next; the table of every submission where it is short or
     asked for. What a submission named or raised is shown as text, never as markup or terminal codes."""
-    from rich.text import Text
-
     from .files import terminal_text
     from .status import Status
 
     style = {Status.PASSED: "green", Status.GRADER_ERROR: "bold red", Status.FAILED: "yellow"}
     if table_wanted or len(graded) <= TABLE_ROWS:
         table = Table(title=f"{len(graded)} submissions graded")
-        for column in ("submission", "exercise", "status", "score", "failed checks, or why"):
+        for column in ("submission", "exercise", "status", "score", say("cli: why column")):
             table.add_column(column, overflow="fold")
         for r in graded:
             failed = ", ".join(t.name for t in r.tests if t.status == Status.FAILED)
@@ -153,13 +152,10 @@ def _summary(console: Console, graded: list[Result], out: Path, table_wanted: bo
         line.append(f"{n} {status}", style=style.get(status, "red"))
     console.print(line)
     if counts[Status.GRADER_ERROR]:
-        console.print(Text(f"{counts[Status.GRADER_ERROR]} hit an internal grading error (not the students' fault): "
-                           "see their results.json, then run the same command again to regrade them",
-                           style="bold red"))
-    console.print(f"Results: {out}/<submission>/results.json; gradebook: {out / 'gradebook.csv'}"
-                  + ("" if table_wanted or len(graded) <= TABLE_ROWS else " (--table lists every submission)"))
-    console.print(f"Next: autograder report {out}   (a page per student and submission, why each failed, the LMS "
-                  "files)")
+        console.print(Text(say("cli: grader errors", errors=counts[Status.GRADER_ERROR]), style="bold red"))
+    console.print(say("cli: results are in", out=out, gradebook=out / "gradebook.csv")
+                  + ("" if table_wanted or len(graded) <= TABLE_ROWS else say("cli: table option")))
+    console.print(say("cli: next", out=out))
 
 
 def _self_check(exercise: str, code: str, args: argparse.Namespace, pool: WarmPool | None):
@@ -240,7 +236,8 @@ def cmd_assign(args: argparse.Namespace) -> int:
     if args.check:
         return _report_drift([f"{d.path}: {d.reason}" for d in drifts], say("cli: assign drift"),
                              say("cli: assign matches", out=args.out, solutions=args.solutions))
-    print(f"wrote {args.out}/ from {args.solutions}/" + (f" ({', '.join(args.exercise)})" if args.exercise else ""))
+    print(say("cli: assigned", out=args.out, solutions=args.solutions)
+          + (f" ({', '.join(args.exercise)})" if args.exercise else ""))
     return 0
 
 
@@ -264,7 +261,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     except ReferencesMissing as e:
         _console(stderr=True).print(f"[red]{e}[/]")
         return 2
-    print(f"wrote the public data of {len(EXERCISES)} exercises to {PUBLIC_DIR}")
+    print(say("cli: published", exercises=len(EXERCISES), folder=PUBLIC_DIR))
     return 0
 
 
@@ -339,9 +336,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         parts = release(args.out, args.repository)
     except ReleaseError as e:
         return _usage(str(e))
-    print(f"wrote the student edition into {args.out}: {', '.join(p.name for p in parts)}.\n"
-          f"Publish it at {args.repository} (its setup cells, pyproject.toml and the book's buttons point there). "
-          "It holds no solutions/ and no references/: keep those to yourself.")
+    print(say("cli: released", out=args.out, parts=", ".join(p.name for p in parts), repository=args.repository))
     return 0
 
 

@@ -170,7 +170,8 @@ def _typed_json(value: Printed | Source) -> dict[str, str]:
 
 def teacher_only_keys() -> frozenset[str]:
     """results.json's keys for the teacher alone (the fields marked TEACHER_ONLY)."""
-    return frozenset(_key(f) for kind in (Result, Printed, Source) for f in fields(kind) if f.metadata.get(TEACHER_ONLY))
+    kinds = (Result, Printed, Source)
+    return frozenset(_key(f) for kind in kinds for f in fields(kind) if f.metadata.get(TEACHER_ONLY))
 
 
 _CHECK_FIELDS = ("name", "score", "max_score", "status", "output", "visibility", "description")

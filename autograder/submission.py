@@ -18,6 +18,7 @@ from typing import Any
 import nbformat
 
 from .cells import notebook_code
+from .feedback.wording import say
 from .files import RefusedFile, read_bounded
 
 ANSWER_TAG = "answer"
@@ -69,38 +70,34 @@ def _read(path: Path) -> bytes:
     except RefusedFile as e:
         raise SubmissionError(str(e)) from None
     except OSError as e:
-        raise SubmissionError(f"{path.name} could not be read ({e.strerror or _first_line(e)}).") from None
+        raise SubmissionError(say("intake: unreadable", file=path.name, why=e.strerror or _first_line(e))) from None
 
 
 def _text(path: Path, raw: bytes) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise SubmissionError(f"{path.name} is not a text file (it is not UTF-8).") from None
+        raise SubmissionError(say("intake: not utf-8", file=path.name)) from None
 
 
 def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
     """Reads and validates a notebook's text, turning every way it can be broken into a SubmissionError."""
     if not text.strip():
-        raise SubmissionError(f"{path.name} is empty.")
-    again = "Was it edited in a text editor or truncated? Download it again from Jupyter."
+        raise SubmissionError(say("intake: empty notebook", file=path.name))
     try:
         json.loads(text)
     except json.JSONDecodeError as e:
-        raise SubmissionError(
-            f"{path.name} is not valid notebook JSON (line {e.lineno}, column {e.colno}: {e.msg}). {again}"
-        ) from None
+        raise SubmissionError(say("intake: bad json at", file=path.name, line=e.lineno, column=e.colno,
+                                  why=e.msg)) from None
     except RecursionError:
-        raise SubmissionError(
-            f"{path.name} is not a notebook: its JSON is nested too deeply to read. {again}"
-        ) from None
+        raise SubmissionError(say("intake: json too deep", file=path.name)) from None
     except ValueError as e:  # e.g. an integer longer than Python converts (4300 digits)
-        raise SubmissionError(f"{path.name} is not valid notebook JSON ({_first_line(e)}). {again}") from None
+        raise SubmissionError(say("intake: bad json", file=path.name, why=_first_line(e))) from None
     try:
         nb = nbformat.reads(text, as_version=4)
         nbformat.validate(nb)
     except Exception as e:  # nbformat raises several types for a file that is JSON but not a notebook
-        raise SubmissionError(f"{path.name} is JSON but not a valid notebook: {_first_line(e)}") from None
+        raise SubmissionError(say("intake: not a notebook", file=path.name, why=_first_line(e))) from None
     return nb
 
 
@@ -124,10 +121,8 @@ def _no_surrogates(path: Path, code: str) -> str:
     found = _SURROGATE.search(code)
     if found:
         line = code.count("\n", 0, found.start()) + 1
-        raise SubmissionError(
-            f"{path.name}: line {line} of the answer holds a character that is not valid Unicode (a lone "
-            f"surrogate, U+{ord(found.group()):04X}); delete it, or write it as an escape such as '\\ud800'."
-        )
+        raise SubmissionError(say("intake: lone surrogate", file=path.name, line=line,
+                                  code=f"{ord(found.group()):04X}"))
     return code
 
 
@@ -137,7 +132,7 @@ def answer_code(path: str | Path) -> Answer:
     carries that SHA-256 too, where the bytes could be read."""
     path = Path(path)
     if path.suffix not in (".py", ".ipynb"):
-        raise SubmissionError(f"{path.name}: a submission is a .ipynb notebook or a .py file.")
+        raise SubmissionError(say("intake: not a submission", file=path.name))
     raw = _read(path)
     digest = hashlib.sha256(raw).hexdigest()
     try:
@@ -152,17 +147,13 @@ def _answer(path: Path, text: str) -> tuple[str, str | None]:
     """The answer code of a submission's text, and the exercise its metadata declares."""
     if path.suffix == ".py":
         if not text.strip():
-            raise SubmissionError(f"{path.name} is empty: write your answer in it (or submit the exercise notebook).")
+            raise SubmissionError(say("intake: empty py", file=path.name))
         return _no_surrogates(path, text), None
     nb = _parse_notebook(path, text)
     cells = nb.get("cells")
     if not isinstance(cells, list) or not cells:
-        raise SubmissionError(f"{path.name} has no cells.")
+        raise SubmissionError(say("intake: no cells", file=path.name))
     answers = [c for c in cells if is_answer_cell(c)]
     if not answers:
-        raise SubmissionError(
-            f"{path.name} has no answer cells (code cells tagged '{ANSWER_TAG}'). The tags may have been "
-            "lost by copying cells into a new notebook: start again from the exercise notebook and paste "
-            "your code into its answer cells."
-        )
+        raise SubmissionError(say("intake: no answer cells", file=path.name, tag=ANSWER_TAG))
     return _no_surrogates(path, notebook_code([_source(c) for c in answers])), notebook_exercise(nb)

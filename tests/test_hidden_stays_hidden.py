@@ -1,10 +1,11 @@
 """Hidden means hidden, public means public: nothing of a hidden trial reaches what a student reads.
 
 What a student sees of a submission's results.json is every field but these, the teacher's alone:
-- `teacher_stdout`: all the submission printed, hidden trials included (the fields autograder.result marks TEACHER_ONLY);
+- `teacher_stdout`: all the submission printed, hidden trials included;
 - `grader_traceback`: the grader's own failure, for whoever fixes the grader;
 - `submission_path`: where the file lies on the teacher's disk;
-and but `execution_time`, a timing (it differs from run to run anyway). Gradescope, PrairieLearn and the
+(the fields autograder.result marks TEACHER_ONLY), and but `execution_time`, a timing (it differs from run to run
+anyway). Gradescope, PrairieLearn and the
 HTML report show students parts of the rest only (`output`, each check's `output`, scores, statuses).
 
 The attack: submissions that put everything they receive (the values, shapes and repr of every argument,

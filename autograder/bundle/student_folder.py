@@ -12,6 +12,7 @@ from ..batch import grade_file, read
 from ..discover import find_submissions
 from ..exercise_of import exercise_of
 from ..exercises import EXERCISES
+from ..feedback.wording import say
 from ..result import Result
 from ..runner import Runner
 from ..status import Status
@@ -24,11 +25,11 @@ def notebook_name(exercise_id: str) -> str:
 
 
 def not_submitted(exercise_id: str, found: list[Path]) -> Result:
-    names = ", ".join(p.name for p in found) or "no .ipynb or .py file"
+    names = ", ".join(p.name for p in found) or say("intake: no file at all")
     return Result(exercise=exercise_id, submission="", status=Status.NOT_ATTEMPTED, score=0.0,
                   max_score=EXERCISES[exercise_id].max_score,
-                  output=f"No file for exercise {exercise_id} was found among what you submitted ({names}). "
-                         f"Submit {notebook_name(exercise_id)}, the exercise notebook with your answer.")
+                  output=say("intake: not submitted", exercise=exercise_id, found=names,
+                             notebook=notebook_name(exercise_id)))
 
 
 @dataclass(frozen=True)
@@ -70,11 +71,10 @@ def unmatched_note(folder: Path, matched: Matched, config: BundleConfig) -> str:
     for path in matched.unmatched:
         other = matched.declared.get(path)
         name = path.relative_to(folder).as_posix()
-        why.append(f"{name} (the notebook of exercise {other}, which this assignment does not grade)"
-                   if other in EXERCISES else f"{name} (it is none of this assignment's exercises)")
+        why.append(say("intake: another exercise's file", file=name, exercise=other) if other in EXERCISES
+                   else say("intake: no exercise's file", file=name))
     expected = ", ".join(notebook_name(e) for e in config.exercises)
-    return (f"Not graded: {'; '.join(why)}. This assignment grades {expected}: submit those files, named so and "
-            "made from the exercise notebooks (their metadata says which exercise each one is).")
+    return say("intake: not graded", files="; ".join(why), expected=expected)
 
 
 def grade_folder(folder: Path, config: BundleConfig, runner: Runner, matched: Matched | None = None) -> list[Result]:
@@ -91,7 +91,8 @@ def grade_folder(folder: Path, config: BundleConfig, runner: Runner, matched: Ma
         result = grade_file(path, name, config.settings(exercise_id), runner, answer=matched.answers.get(path))
         if len(mine) > 1:  # say which copy counted, so a student who uploaded two is not left guessing
             others = ", ".join(p.relative_to(folder).as_posix() for p in mine[1:])
-            result = replace(result, output=f"{result.output} (Graded {name}; not graded: {others}.)")
+            result = replace(result, output=say("intake: which copy", output=result.output, graded=name,
+                                                others=others))
         results.append(result)
     return results
 
@@ -114,5 +115,6 @@ def report_grader_errors(results: list[Result]) -> None:
     """Prints each grader error with its traceback on stdout, which both platforms show to staff only."""
     for r in results:
         if r.status == Status.GRADER_ERROR:
-            print(f"GRADER ERROR on exercise {r.exercise} ({r.submission or 'no file'}): {r.output}")
+            shown = r.submission or say("intake: no file")
+            print(say("intake: grader error for staff", exercise=r.exercise, file=shown, output=r.output))
             print(r.grader_traceback or "")

@@ -2,6 +2,24 @@
 
 TEMPLATES: dict[str, str] = {
     "cli: stopped": "The self-check {stopped}; --timeout sets the limit.",
+    # grade
+    "cli: jobs": "--jobs must be at least 1",
+    "cli: why column": "failed checks, or why",
+    "cli: no such path": "no such file or folder: {paths}",
+    "cli: no submissions": "no .ipynb or .py submissions found under {paths}",
+    "cli: pool warning": "WARNING: {warning}",
+    "cli: grader errors": (
+        "{errors} hit an internal grading error (not the students' fault): see their results.json, then run the same "
+        "command again to regrade them"),
+    "cli: results are in": "Results: {out}/<submission>/results.json; gradebook: {gradebook}",
+    "cli: table option": " (--table lists every submission)",
+    "cli: next": "Next: autograder report {out}   (a page per student and submission, why each failed, the LMS files)",
+    # assign, publish, release
+    "cli: assigned": "wrote {out}/ from {solutions}/",
+    "cli: published": "wrote the public data of {exercises} exercises to {folder}",
+    "cli: released": (
+        "wrote the student edition into {out}: {parts}.\nPublish it at {repository} (its setup cells, pyproject.toml "
+        "and the book's buttons point there). It holds no solutions/ and no references/: keep those to yourself."),
     # --check of assign and publish
     "cli: assign drift": "Run `autograder assign` to regenerate exercises/ from solutions/.",
     "cli: assign matches": "{out}/ matches {solutions}/",
