@@ -23,7 +23,7 @@ from .discover import Submission, named_submissions
 from .exercise_of import Malformed, exercise_of, guess
 from .exercises import EXERCISES, get
 from .feedback.wording import say
-from .files import csv_cell, json_text, read_bounded, safe_text, write_atomically
+from .files import csv_cell, json_text, plain_data, read_bounded, safe_text, write_atomically
 from .outcome import RunReport
 from .pipeline import Prepared, judge, prepare, run
 from .result import Cause, Printed, Result, Source
@@ -160,9 +160,10 @@ def previous_result(results_path: Path, digest: str | None, name: str | None = N
 
 
 def _record(out: Path, name: str, result: Result) -> Result:
-    """Writes `result` as results.json (every string safe to encode), atomically."""
-    write_atomically(out / name / "results.json", json_text(result.to_json()))
-    return result
+    """Writes `result` as results.json, atomically; returns it as written (every string safe to encode)."""
+    data = plain_data(result.to_json())
+    write_atomically(out / name / "results.json", json_text(data))
+    return Result.from_json(data)
 
 
 def _notify(on_done: Callable[[str, Result, bool], None] | None, name: str, result: Result, reused: bool) -> None:
@@ -217,9 +218,9 @@ def grade_batch(
                     result = replace(grader_error(submission.name, guess(submission.path, settings.exercise, EXERCISES),
                                                   e), source=Source(UNREADABLE, safe_text(str(submission.path))))
                     try:
-                        _record(out, submission.name, result)
+                        result = _record(out, submission.name, result)
                     except Exception:  # noqa: BLE001 - the disk: the gradebook row says what happened
-                        pass
+                        result = Result.from_json(plain_data(result.to_json()))
                 rows[submission.name] = result
                 _notify(on_done, submission.name, result, reused)
     finally:
