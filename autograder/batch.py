@@ -26,7 +26,7 @@ from .feedback.wording import say
 from .files import csv_cell, json_text, plain_data, read_bounded, safe_text, write_atomically
 from .outcome import RunReport
 from .pipeline import Prepared, judge, prepare, run
-from .result import Cause, Printed, Result, Source
+from .result import Cause, Printed, Result, SubmittedFile
 from .runner import Runner
 from .settings import Settings
 from .spec import Exercise
@@ -101,7 +101,7 @@ def grade_file(path: Path, name: str, settings: Settings, runner: Runner,
         result = _grade_file(answer, path, name, settings, runner, preparations, start)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
         result = grader_error(name, hint, e)
-    return replace(result, source=Source(sha256 or UNREADABLE, safe_text(str(path))))
+    return replace(result, source=SubmittedFile(sha256 or UNREADABLE, safe_text(str(path))))
 
 
 def _grade_file(answer: Answer | SubmissionError, path: Path, name: str, settings: Settings, runner: Runner,
@@ -216,7 +216,7 @@ def grade_batch(
                 except Exception as e:  # noqa: BLE001 - its own verdict; the batch goes on
                     reused = False
                     result = replace(grader_error(submission.name, guess(submission.path, settings.exercise, EXERCISES),
-                                                  e), source=Source(UNREADABLE, safe_text(str(submission.path))))
+                                                  e), source=SubmittedFile(UNREADABLE, safe_text(str(submission.path))))
                     try:
                         result = _record(out, submission.name, result)
                     except Exception:  # noqa: BLE001 - the disk: the gradebook row says what happened

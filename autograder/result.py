@@ -69,7 +69,7 @@ class Printed:
 
 
 @dataclass(frozen=True)
-class Source:
+class SubmittedFile:
     """The file graded: the SHA-256 of the very bytes graded (submission.Answer; "unreadable" where none could be
     read), and its path on the grader's machine."""
 
@@ -95,7 +95,7 @@ class Result:
     printed: Printed = Printed()
     grader_traceback: str | None = field(default=None, metadata={TEACHER_ONLY: True})
     """The grader's own traceback, where it failed on this submission (Status.GRADER_ERROR)."""
-    source: Source | None = None
+    source: SubmittedFile | None = None
 
     @property
     def tampered(self) -> bool:
@@ -155,7 +155,7 @@ class Result:
             extra={k: v for k, v in data.items() if k not in _RESULT_FIELDS and k != "causes" and k not in _TEXT_KEYS},
             printed=Printed(teacher_stdout=texts.get("teacher_stdout"), stdout=texts.get("stdout")),
             grader_traceback=texts.get("grader_traceback"),
-            source=Source(sha256, path) if sha256 is not None or path is not None else None,
+            source=SubmittedFile(sha256, path) if sha256 is not None or path is not None else None,
         )
 
 
@@ -163,14 +163,14 @@ def _key(f: Field) -> str:
     return f.metadata.get(KEY, f.name)
 
 
-def _typed_json(value: Printed | Source) -> dict[str, str]:
+def _typed_json(value: Printed | SubmittedFile) -> dict[str, str]:
     """A typed group's keys in results.json, those with a value."""
     return {_key(f): getattr(value, f.name) for f in fields(value) if getattr(value, f.name) is not None}
 
 
 def teacher_only_keys() -> frozenset[str]:
     """results.json's keys for the teacher alone (the fields marked TEACHER_ONLY)."""
-    kinds = (Result, Printed, Source)
+    kinds = (Result, Printed, SubmittedFile)
     return frozenset(_key(f) for kind in kinds for f in fields(kind) if f.metadata.get(TEACHER_ONLY))
 
 
@@ -178,7 +178,7 @@ _CHECK_FIELDS = ("name", "score", "max_score", "status", "output", "visibility",
 """A test's fields every results.json has; the others (TestResult's later ones) are optional."""
 _TYPED = ("printed", "grader_traceback", "source")
 """Result's fields written as keys of their own (to_json), as the first graders wrote them beside a Result."""
-_TEXT_KEYS = (*(_key(f) for kind in (Printed, Source) for f in fields(kind)), "grader_traceback")
+_TEXT_KEYS = (*(_key(f) for kind in (Printed, SubmittedFile) for f in fields(kind)), "grader_traceback")
 _RESULT_FIELDS = tuple(f.name for f in fields(Result) if f.name not in ("extra", "causes", *_TYPED))
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.result import MAX_LINES, Cause, Printed, Result, Source, TestResult
+from autograder.result import MAX_LINES, Cause, Printed, Result, SubmittedFile, TestResult
 from autograder.status import CHECK_STATUSES, Status
 
 
@@ -16,7 +16,7 @@ def sample(status: Status = Status.FAILED) -> Result:
                   (TestResult("forward", 3, 3, Status.PASSED, "", "visible", "The output equals the math."),
                    TestResult("gradients", 0, 7, Status.FAILED, "Gradient differs.", "after_due_date", brief="differs",
                          trial="train/float32/cpu", cause=0)),
-                  execution_time=1.5, printed=Printed(stdout="hi"), source=Source(sha256="ab" * 32),
+                  execution_time=1.5, printed=Printed(stdout="hi"), source=SubmittedFile(sha256="ab" * 32),
                   causes=(Cause("Your code raised RuntimeError ...", "RuntimeError", (4, 7), "torch.Tensor.add_"),))
 
 
@@ -88,7 +88,8 @@ def results(draw) -> Result:
     tests = tuple(draw(st.lists(checks(len(found)), min_size=max(0, len(found) - 1), max_size=4)))
     return Result(draw(text), draw(text), draw(st.sampled_from(list(Status))), draw(st.floats(0, maximum)), maximum,
                   draw(text), tests, tuple(draw(st.lists(text, max_size=3))), draw(numbers), extra, found,
-                  Printed(draw(maybe), draw(maybe)), draw(maybe), draw(st.none() | st.builds(Source, maybe, maybe)))
+                  Printed(draw(maybe), draw(maybe)), draw(maybe),
+                  draw(st.none() | st.builds(SubmittedFile, maybe, maybe)))
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
@@ -157,4 +158,4 @@ def test_anything_to_json_would_not_write_is_refused_by_name(data, message):
 def test_other_keys_go_back_into_extra():
     result = Result.from_json({**GOOD, "note": {"any": ["json"]}})
     assert result.extra == {"note": {"any": ["json"]}}  # the typed fields' keys go to the typed fields
-    assert result.printed == Printed(stdout="hi") and result.source == Source(sha256="ab" * 32)
+    assert result.printed == Printed(stdout="hi") and result.source == SubmittedFile(sha256="ab" * 32)
