@@ -1,6 +1,13 @@
 """The words of reading a submission: which file, which exercise, the notebook's cells, the batch."""
 
 TEMPLATES: dict[str, str] = {
+    # a file read, bounded (files.py)
+    "intake: a link": "{file} is a link, not a file: submit the file itself.",
+    "intake: not a regular file": "{file} is not a regular file ({kind}): submit a .ipynb or .py file.",
+    "intake: not opened": "{file} could not be opened ({why}).",
+    "intake: too large": (
+        "{file} is larger than {limit}: a submission is a notebook or a .py file of your answer; clear the "
+        "notebook's outputs (Edit > Clear All Outputs) and save it."),
     # a submission read (submission.py)
     "intake: not a submission": "{file}: a submission is a .ipynb notebook or a .py file.",
     "intake: unreadable": "{file} could not be read ({why}).",
