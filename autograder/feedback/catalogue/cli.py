@@ -25,6 +25,19 @@ TEMPLATES: dict[str, str] = {
     "cli: assign matches": "{out}/ matches {solutions}/",
     "cli: publish drift": "Run `autograder publish` to remake the public data from references/.",
     "cli: publish matches": "{folder} matches references/ ({exercises} exercises)",
+    # release (release.py)
+    "cli: release repository": "--repository must be the address of your copy (https://..., git@...), got {got}",
+    "cli: release not empty": "{out} is not an empty folder: give a new one (nothing is overwritten)",
+    "cli: release no repository line": "pyproject.toml has no [project.urls] Repository line to point at your copy",
+    "cli: release no solutions": "no solution notebooks in {folder}: run release from the course's repository",
+    "cli: release no book repository": "book/_config.yml has no repository to point at your copy",
+    # export's configuration (bundle/config.py)
+    "cli: export unknown exercises": "unknown exercise(s) {unknown}; known: {known}",
+    "cli: export timeout": "timeout must be positive",
+    "cli: export memory": (
+        "memory must be a whole number of MB, at least {least} (the course's solutions need about 20 to 30), got "
+        "{got}"),
+    "cli: export options": "a bundle's platform options are text",
     # --device (settings.resolve)
     "cli: unknown device": "unknown device {choice}; choose one of {choices}",
     "cli: no cuda": "--device cuda: no CUDA device is available here (torch.cuda.is_available() is False)",
