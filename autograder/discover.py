@@ -13,6 +13,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 SUFFIXES = (".ipynb", ".py")
@@ -93,11 +94,20 @@ def find_submissions(paths: Iterable[Path], exclude: Iterable[Path] = ()) -> lis
     return list(dict.fromkeys(found))
 
 
-def named_submissions(paths: list[Path], exclude: Iterable[Path] = ()) -> tuple[list[Path], list[str]]:
-    """The submissions under `paths` (but not under `exclude`, the --out folder) and their names, unique
-    within the batch (see unique_names)."""
+@dataclass(frozen=True)
+class Submission:
+    """A file a batch grades, and its name, unique within the batch (its folder in --out)."""
+
+    path: Path
+    name: str
+
+
+def named_submissions(paths: list[Path], exclude: Iterable[Path] = ()) -> list[Submission]:
+    """The submissions under `paths` (but not under `exclude`, the --out folder), with names unique within the
+    batch (see unique_names)."""
     files = find_submissions(paths, exclude)
-    return files, unique_names(files, [submission_name(p, paths) for p in files])
+    names = unique_names(files, [submission_name(p, paths) for p in files])
+    return [Submission(path, name) for path, name in zip(files, names)]
 
 
 def unique_names(files: list[Path], names: list[str]) -> list[str]:

@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .feedback.wording import say
+
 
 class RefusedFile(OSError):
     """A submission the grader will not read; the message (about the file's name) is shown to the student."""
@@ -58,19 +60,19 @@ def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
     shown = os.path.basename(name) or name
     mode = os.lstat(name).st_mode
     if stat.S_ISLNK(mode):
-        raise IsALink(f"{shown} is a link, not a file: submit the file itself.")
+        raise IsALink(say("intake: a link", file=shown))
     if not stat.S_ISREG(mode):
-        raise NotARegularFile(f"{shown} is not a regular file ({_kind(mode)}): submit a .ipynb or .py file.")
+        raise NotARegularFile(say("intake: not a regular file", file=shown, kind=_kind(mode)))
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         if os.path.islink(name):  # ELOOP: it became a link after the lstat
-            raise IsALink(f"{shown} is a link, not a file: submit the file itself.") from None
-        raise RefusedFile(f"{shown} could not be opened ({e.strerror or e}).") from None
+            raise IsALink(say("intake: a link", file=shown)) from None
+        raise RefusedFile(say("intake: not opened", file=shown, why=e.strerror or e)) from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotARegularFile(f"{shown} is not a regular file ({_kind(mode)}): submit a .ipynb or .py file.")
+            raise NotARegularFile(say("intake: not a regular file", file=shown, kind=_kind(mode)))
         chunks: list[bytes] = []
         left = limit + 1
         while left > 0:
@@ -83,8 +85,7 @@ def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > limit:
-        raise TooLarge(f"{shown} is larger than {describe_size(limit)}: a submission is a notebook or a .py "
-                       "file of your answer; clear the notebook's outputs (Edit > Clear All Outputs) and save it.")
+        raise TooLarge(say("intake: too large", file=shown, limit=describe_size(limit)))
     return data
 
 

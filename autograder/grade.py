@@ -24,10 +24,7 @@ from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
 from .outcome import Outcome, RunReport, Trial
 from .result import Cause, Result, TestResult
 from .spec import Check, Exercise, Inputs, Verdict
-from .status import Status
-
-_RUN_FAILURES = {Status.TIMED_OUT: "timed out", Status.CRASHED: "crashed", Status.MALFORMED: "malformed"}
-"""The wording template (wording.py) that says why a run sent no report."""
+from .status import RUN_FAILURES, Status
 
 
 @dataclass(frozen=True)
@@ -197,7 +194,7 @@ class _Judge:
 def _blocking_problem(report: RunReport, explainer: Explainer) -> Cause | None:
     """A problem that stops every check before it starts, in words the student can act on, with its facts."""
     if report.status is not None:
-        return Cause(say(_RUN_FAILURES[report.status], detail=report.detail), tampered=report.forged)
+        return Cause(say(RUN_FAILURES[report.status], detail=report.detail), tampered=report.forged)
     error = report.load_error
     if error is not None:
         if error.type == "SyntaxError":

@@ -26,6 +26,7 @@ import yaml
 
 from .assign import AssignError, exercise_notebook
 from .bundle.source import CHECKOUT, ExportError, copy_source
+from .feedback.wording import say
 from .files import write_atomically
 
 URL = re.compile(r"^(https?://|git@|ssh://)[^\s\"'`]+$")
@@ -56,10 +57,9 @@ class ReleaseError(Exception):
 def release(out: Path, repository_url: str, checkout: Path = CHECKOUT) -> list[Path]:
     """Writes the student edition into `out` (which must be empty or missing); returns its top-level parts."""
     if not URL.match(repository_url):
-        raise ReleaseError(f"--repository must be the address of your copy (https://..., git@...), got "
-                           f"{repository_url!r}")
+        raise ReleaseError(say("cli: release repository", got=repr(repository_url)))
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ReleaseError(f"{out} is not an empty folder: give a new one (nothing is overwritten)")
+        raise ReleaseError(say("cli: release not empty", out=out))
     try:
         copy_source(out)
     except ExportError as e:
@@ -76,7 +76,7 @@ def _package_points_at(out: Path, url: str) -> None:
     pyproject = out / "pyproject.toml"
     text, found = re.subn(r'^Repository = "[^"]*"$', f'Repository = "{url}"', pyproject.read_text(), flags=re.M)
     if found != 1:
-        raise ReleaseError("pyproject.toml has no [project.urls] Repository line to point at your copy")
+        raise ReleaseError(say("cli: release no repository line"))
     write_atomically(pyproject, text)
     write_atomically(out / "README.md", STUDENT_README.format(title="In-place autograd errors", url=url))
 
@@ -84,7 +84,7 @@ def _package_points_at(out: Path, url: str) -> None:
 def _exercises(solutions: Path, folder: Path, url: str) -> None:
     sources = sorted(solutions.glob("*.ipynb"))
     if not sources:
-        raise ReleaseError(f"no solution notebooks in {solutions}: run release from the course's repository")
+        raise ReleaseError(say("cli: release no solutions", folder=solutions))
     for source in sources:
         try:
             notebook = exercise_notebook(nbformat.read(source, as_version=4), url)
@@ -107,7 +107,7 @@ def _book(book: Path, folder: Path, url: str) -> None:
     path = folder / "_config.yml"
     config = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(config, dict) or not isinstance(config.get("repository"), dict):
-        raise ReleaseError("book/_config.yml has no repository to point at your copy")
+        raise ReleaseError(say("cli: release no book repository"))
     config["repository"]["url"] = url
     sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
     sphinx.setdefault("html_theme_options", {})["repository_provider"] = provider(url)

@@ -4,13 +4,17 @@ results.json gets it back through `Result.from_json`, never through guessed defa
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any
 
 from .status import CHECK_STATUSES, Status
 
-TEXT_EXTRAS = ("stdout", "teacher_stdout", "grader_traceback", "submission_sha256", "submission_path")
-"""The fields batch.py writes beside a Result's own (its `extra`), all text."""
+TEACHER_ONLY = "teacher_only"
+"""A field's metadata key: results.json's field for the teacher alone; nothing derived from it may reach a
+student. Everything else reads the same whatever the salt (timings aside), and holds nothing of the hidden
+inputs."""
+KEY = "key"
+"""A field's metadata key: its key in results.json, where that is not its name."""
 MAX_LINES = 16
 """The most answer lines a cause names (where it was raised, the culprit): more is not a fact but noise."""
 
@@ -55,6 +59,25 @@ class TestResult:
 
 
 @dataclass(frozen=True)
+class Printed:
+    """What the submission printed (batch.STDOUT_KEPT characters of each at most). `teacher_stdout` is all of it,
+    hidden trials included; `stdout`, for students, only what a runner could tell was printed before any hidden
+    input reached the answer (RunReport.public_stdout). None: nothing printed, or nothing told apart."""
+
+    teacher_stdout: str | None = field(default=None, metadata={TEACHER_ONLY: True})
+    stdout: str | None = None
+
+
+@dataclass(frozen=True)
+class SubmittedFile:
+    """The file graded: the SHA-256 of the very bytes graded (submission.Answer; "unreadable" where none could be
+    read), and its path on the grader's machine."""
+
+    sha256: str | None = field(default=None, metadata={KEY: "submission_sha256"})
+    path: str | None = field(default=None, metadata={KEY: "submission_path", TEACHER_ONLY: True})
+
+
+@dataclass(frozen=True)
 class Result:
     exercise: str
     submission: str
@@ -66,15 +89,17 @@ class Result:
     devices: tuple[str, ...] = ("cpu",)
     execution_time: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    """Keys of a results.json that no field here reads (an older or newer grader's), kept as they were."""
     causes: tuple[Cause, ...] = ()
     """The errors behind the failures, each once, in the order the checks met them."""
+    printed: Printed = Printed()
+    grader_traceback: str | None = field(default=None, metadata={TEACHER_ONLY: True})
+    """The grader's own traceback, where it failed on this submission (Status.GRADER_ERROR)."""
+    source: SubmittedFile | None = None
 
     @property
     def tampered(self) -> bool:
         return any(c.tampered for c in self.causes)
-
-    def cause_of(self, test: TestResult) -> Cause | None:
-        return self.causes[test.cause] if test.cause is not None else None
 
     def to_json(self) -> dict[str, Any]:
         """results.json: a superset of Gradescope's format (README, results.json). Statuses as plain strings."""
@@ -85,15 +110,22 @@ class Result:
         data["score"] = round(self.score, 4)
         data["execution_time"] = round(self.execution_time, 3)
         data["causes"] = [{**asdict(c), "lines": list(c.lines)} for c in self.causes]
-        extra = data.pop("extra")
-        data.update(extra)
+        for name in ("extra", *_TYPED):
+            del data[name]
+        data.update(_typed_json(self.printed))
+        if self.grader_traceback is not None:
+            data["grader_traceback"] = self.grader_traceback
+        data.update(self.extra)
+        if self.source is not None:
+            data.update(_typed_json(self.source))
         return data
 
     @classmethod
     def from_json(cls, data: object) -> Result:
         """The inverse of to_json. A results.json may be anyone's (a submission can write one where the grader
         reads), so every field's type and bounds are checked: ValueError, naming the field, for anything
-        to_json would not have written. Other keys go back into `extra`, TEXT_EXTRAS checked as text. The fields
+        to_json would not have written. The typed fields' keys (printed, source, grader_traceback) are checked as
+        text; other keys go back into `extra`. The fields
         added since the first release (`causes`, and a test's `brief`, `trial`, `cause`) may be missing: a
         results.json of an older grader reads back without them."""
         data = _object(data, _RESULT_FIELDS, "")
@@ -106,9 +138,8 @@ class Result:
         causes = data.get("causes", [])
         if not isinstance(causes, list) or len(causes) > len(tests) + 1:
             raise ValueError("`causes`: a list of at most one cause per check (and one for the run) expected")
-        for key in TEXT_EXTRAS:
-            if key in data:
-                _text(data, key, "")
+        texts = {key: _text(data, key, "") for key in _TEXT_KEYS if key in data}
+        sha256, path = texts.get("submission_sha256"), texts.get("submission_path")
         max_score = _number(data, "max_score", "")
         return cls(
             exercise=_text(data, "exercise", ""),
@@ -121,13 +152,34 @@ class Result:
             devices=tuple(devices),
             execution_time=_number(data, "execution_time", ""),
             causes=tuple(_cause(c, f"causes[{i}].") for i, c in enumerate(causes)),
-            extra={k: v for k, v in data.items() if k not in _RESULT_FIELDS and k != "causes"},
+            extra={k: v for k, v in data.items() if k not in _RESULT_FIELDS and k != "causes" and k not in _TEXT_KEYS},
+            printed=Printed(teacher_stdout=texts.get("teacher_stdout"), stdout=texts.get("stdout")),
+            grader_traceback=texts.get("grader_traceback"),
+            source=SubmittedFile(sha256, path) if sha256 is not None or path is not None else None,
         )
+
+
+def _key(f: Field) -> str:
+    return f.metadata.get(KEY, f.name)
+
+
+def _typed_json(value: Printed | SubmittedFile) -> dict[str, str]:
+    """A typed group's keys in results.json, those with a value."""
+    return {_key(f): getattr(value, f.name) for f in fields(value) if getattr(value, f.name) is not None}
+
+
+def teacher_only_keys() -> frozenset[str]:
+    """results.json's keys for the teacher alone (the fields marked TEACHER_ONLY)."""
+    kinds = (Result, Printed, SubmittedFile)
+    return frozenset(_key(f) for kind in kinds for f in fields(kind) if f.metadata.get(TEACHER_ONLY))
 
 
 _CHECK_FIELDS = ("name", "score", "max_score", "status", "output", "visibility", "description")
 """A test's fields every results.json has; the others (TestResult's later ones) are optional."""
-_RESULT_FIELDS = tuple(f.name for f in fields(Result) if f.name not in ("extra", "causes"))  # extra: its keys instead
+_TYPED = ("printed", "grader_traceback", "source")
+"""Result's fields written as keys of their own (to_json), as the first graders wrote them beside a Result."""
+_TEXT_KEYS = (*(_key(f) for kind in (Printed, SubmittedFile) for f in fields(kind)), "grader_traceback")
+_RESULT_FIELDS = tuple(f.name for f in fields(Result) if f.name not in ("extra", "causes", *_TYPED))
 
 
 def _check(data: object, where: str, causes: int) -> TestResult:

@@ -1,4 +1,4 @@
-"""The closed set of outcomes: a submission's, a check's, and why a run sent no report. Shared by what crosses
+"""The closed set of statuses: a submission's, a check's, and why a run sent no report. Shared by what crosses
 from a worker (outcome.py) and what the grader writes (result.py), so it sits below both."""
 
 from __future__ import annotations
@@ -24,5 +24,6 @@ class Status(str, enum.Enum):
 
 CHECK_STATUSES = (Status.PASSED, Status.FAILED)
 """A check's outcome (TestResult.status)."""
-RUN_FAILURES = (Status.TIMED_OUT, Status.CRASHED, Status.MALFORMED)
-"""Why a run sent no report (outcome.RunReport.status): the submission's status is then the same."""
+RUN_FAILURES = {Status.TIMED_OUT: "timed out", Status.CRASHED: "crashed", Status.MALFORMED: "malformed"}
+"""Why a run sent no report (outcome.RunReport.status): the submission's status is then the same. Each with the
+message id (feedback/wording.py) that says so."""

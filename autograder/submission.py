@@ -8,6 +8,7 @@ message the student can act on.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 import nbformat
 
 from .cells import notebook_code
+from .feedback.wording import say
 from .files import RefusedFile, read_bounded
 
 ANSWER_TAG = "answer"
@@ -31,14 +33,21 @@ _SHOWN = 300
 
 
 class SubmissionError(Exception):
-    """A file that cannot be graded; its message is shown to the student as the verdict."""
+    """A file that cannot be graded; its message is shown to the student as the verdict. `sha256`: of the
+    bytes read, where they could be read (a rerun then knows this very file was already judged)."""
+
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
 class Answer:
+    """A submission as read, once: the code graded and the SHA-256 of the very bytes it came from."""
+
     path: str
     code: str
-    exercise: str | None  # from the notebook's metadata, when it says (always a str when not None)
+    declared_exercise: str | None  # from the notebook's metadata, when it says (always a str when not None)
+    sha256: str
+    size: int
 
 
 def _first_line(e: BaseException) -> str:
@@ -55,41 +64,40 @@ def is_answer_cell(cell: Any) -> bool:
     return isinstance(tags, list) and ANSWER_TAG in tags
 
 
-def _read_text(path: Path) -> str:
+def _read(path: Path) -> bytes:
     try:
-        raw = read_bounded(path, MAX_BYTES)
+        return read_bounded(path, MAX_BYTES)
     except RefusedFile as e:
         raise SubmissionError(str(e)) from None
     except OSError as e:
-        raise SubmissionError(f"{path.name} could not be read ({e.strerror or _first_line(e)}).") from None
+        raise SubmissionError(say("intake: unreadable", file=path.name, why=e.strerror or _first_line(e))) from None
+
+
+def _text(path: Path, raw: bytes) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise SubmissionError(f"{path.name} is not a text file (it is not UTF-8).") from None
+        raise SubmissionError(say("intake: not utf-8", file=path.name)) from None
 
 
 def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
     """Reads and validates a notebook's text, turning every way it can be broken into a SubmissionError."""
     if not text.strip():
-        raise SubmissionError(f"{path.name} is empty.")
-    again = "Was it edited in a text editor or truncated? Download it again from Jupyter."
+        raise SubmissionError(say("intake: empty notebook", file=path.name))
     try:
         json.loads(text)
     except json.JSONDecodeError as e:
-        raise SubmissionError(
-            f"{path.name} is not valid notebook JSON (line {e.lineno}, column {e.colno}: {e.msg}). {again}"
-        ) from None
+        raise SubmissionError(say("intake: bad json at", file=path.name, line=e.lineno, column=e.colno,
+                                  why=e.msg)) from None
     except RecursionError:
-        raise SubmissionError(
-            f"{path.name} is not a notebook: its JSON is nested too deeply to read. {again}"
-        ) from None
+        raise SubmissionError(say("intake: json too deep", file=path.name)) from None
     except ValueError as e:  # e.g. an integer longer than Python converts (4300 digits)
-        raise SubmissionError(f"{path.name} is not valid notebook JSON ({_first_line(e)}). {again}") from None
+        raise SubmissionError(say("intake: bad json", file=path.name, why=_first_line(e))) from None
     try:
         nb = nbformat.reads(text, as_version=4)
         nbformat.validate(nb)
     except Exception as e:  # nbformat raises several types for a file that is JSON but not a notebook
-        raise SubmissionError(f"{path.name} is JSON but not a valid notebook: {_first_line(e)}") from None
+        raise SubmissionError(say("intake: not a notebook", file=path.name, why=_first_line(e))) from None
     return nb
 
 
@@ -113,32 +121,39 @@ def _no_surrogates(path: Path, code: str) -> str:
     found = _SURROGATE.search(code)
     if found:
         line = code.count("\n", 0, found.start()) + 1
-        raise SubmissionError(
-            f"{path.name}: line {line} of the answer holds a character that is not valid Unicode (a lone "
-            f"surrogate, U+{ord(found.group()):04X}); delete it, or write it as an escape such as '\\ud800'."
-        )
+        raise SubmissionError(say("intake: lone surrogate", file=path.name, line=line,
+                                  code=f"{ord(found.group()):04X}"))
     return code
 
 
 def answer_code(path: str | Path) -> Answer:
-    """The graded code of a submission: its answer cells, or the whole of a .py file."""
+    """A submission read once (bounded): the graded code (its answer cells, or the whole of a .py file), the
+    exercise its metadata declares, and the SHA-256 and size of the bytes it was read from. A SubmissionError
+    carries that SHA-256 too, where the bytes could be read."""
     path = Path(path)
     if path.suffix not in (".py", ".ipynb"):
-        raise SubmissionError(f"{path.name}: a submission is a .ipynb notebook or a .py file.")
-    text = _read_text(path)
+        raise SubmissionError(say("intake: not a submission", file=path.name))
+    raw = _read(path)
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        code, declared = _answer(path, _text(path, raw))
+    except SubmissionError as e:
+        e.sha256 = digest
+        raise
+    return Answer(str(path), code, declared, digest, len(raw))
+
+
+def _answer(path: Path, text: str) -> tuple[str, str | None]:
+    """The answer code of a submission's text, and the exercise its metadata declares."""
     if path.suffix == ".py":
         if not text.strip():
-            raise SubmissionError(f"{path.name} is empty: write your answer in it (or submit the exercise notebook).")
-        return Answer(str(path), _no_surrogates(path, text), None)
+            raise SubmissionError(say("intake: empty py", file=path.name))
+        return _no_surrogates(path, text), None
     nb = _parse_notebook(path, text)
     cells = nb.get("cells")
     if not isinstance(cells, list) or not cells:
-        raise SubmissionError(f"{path.name} has no cells.")
+        raise SubmissionError(say("intake: no cells", file=path.name))
     answers = [c for c in cells if is_answer_cell(c)]
     if not answers:
-        raise SubmissionError(
-            f"{path.name} has no answer cells (code cells tagged '{ANSWER_TAG}'). The tags may have been "
-            "lost by copying cells into a new notebook: start again from the exercise notebook and paste "
-            "your code into its answer cells."
-        )
-    return Answer(str(path), _no_surrogates(path, notebook_code([_source(c) for c in answers])), notebook_exercise(nb))
+        raise SubmissionError(say("intake: no answer cells", file=path.name, tag=ANSWER_TAG))
+    return _no_surrogates(path, notebook_code([_source(c) for c in answers])), notebook_exercise(nb)

@@ -12,7 +12,7 @@ import pytest
 
 from autograder.cli import main
 from autograder.submission import answer_code
-from tests.conftest import ROOT, SOLUTIONS
+from tests.conftest import ROOT, SOLUTIONS, solution_code
 
 pytestmark = pytest.mark.slow
 
@@ -143,6 +143,23 @@ def test_check_command_on_the_solution_and_a_broken_file(tmp_path):
     assert bad.read_text() != fixed
     proc = run_cli("check", str(bad), "--exercise", "residual_add")
     assert proc.returncode == 1 and "[FAIL] backward runs" in proc.stdout
+
+
+def test_check_and_grade_take_a_file_by_the_same_rules(tmp_path, capsys):
+    """exercise_of decides for both: a file named for its exercise needs no --exercise; a notebook whose metadata
+    names another exercise than the one asked for is refused by both, in the same words."""
+    named = tmp_path / "residual_add-ada.py"
+    named.write_text(solution_code("residual_add"))
+    assert main(["check", str(named)]) == 0
+    unnamed = tmp_path / "ada.py"
+    unnamed.write_text(solution_code("residual_add"))
+    assert main(["check", str(unnamed)]) == 2
+    assert "does not say which exercise it is" in capsys.readouterr().err
+    other = tmp_path / "other.ipynb"
+    shutil.copy(solution("data_trap"), other)
+    assert main(["check", str(other), "--exercise", "residual_add"]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "exercise residual_add was asked for" in said
 
 
 def test_check_stops_a_loop_at_its_timeout_and_can_use_the_sandbox(tmp_path):
@@ -291,7 +308,7 @@ def summary_of(results, table=False, width=200) -> str:
     from autograder.cli import _summary
 
     console = Console(record=True, width=width, force_terminal=False)
-    _summary(console, [r.to_json() for r in results], Path("grades"), table)
+    _summary(console, results, Path("grades"), table)
     return console.export_text()
 
 

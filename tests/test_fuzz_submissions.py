@@ -158,7 +158,8 @@ def check_batch(files: list[tuple[str, bytes]], settings: Settings) -> None:
                 f.write(data)
         graded = [name for name, _ in files if name.endswith(SUFFIXES) and not name.startswith(".")]
         out = Path(tmp) / "out"
-        results = grade_batch([folder], out, settings, NotRun(), preparations=references(settings))
+        graded_now = grade_batch([folder], out, settings, NotRun(), preparations=references(settings))
+        results = [r.to_json() for r in graded_now]
         assert len(results) == len(graded), ([r["submission"] for r in results], graded)
         submissions = [r["submission"] for r in results]
         assert len(set(submissions)) == len(submissions)

@@ -119,7 +119,7 @@ def graded(tmp_path_factory):
     (folder / "broken.py").write_text(BROKEN)
     settings = Settings(exercise="residual_add", timeout=8)
     with WarmPool(1, Limits(memory=1024**3)) as pool:  # one slot: each job follows the last
-        results = grade_batch([folder], out, settings, pool, jobs=1)
+        results = [r.to_json() for r in grade_batch([folder], out, settings, pool, jobs=1)]
     by_name = {r["submission"]: r for r in results}
     return names, by_name
 

@@ -93,7 +93,3 @@ class Sources:
         """For the suggestion rules: a file's text as first read."""
         found = self.file(name)
         return found.text if found is not None else None
-
-    @property
-    def script_text(self) -> str | None:
-        return self.text(self.given)

@@ -64,7 +64,6 @@ class Identity:
     lms: str = ""  # "canvas" or "moodle" where the file name came from an LMS download
     lms_id: str = ""  # Canvas: the user id (its gradebook's ID column); Moodle: the assignment's participant id
     late: bool = False
-    resubmitted: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,15 +97,14 @@ def _lms_identity(part: str, is_folder: bool, safe_name: bool) -> Identity | Non
         return None
     m = CANVAS_NAME.match(part)
     if m:
-        return Identity(m.group("name"), "canvas", m.group("user"), late=bool(m.group("late")),
-                        resubmitted=bool(RESUBMITTED.search(m.group("file"))))
+        return Identity(m.group("name"), "canvas", m.group("user"), late=bool(m.group("late")))
     return None
 
 
 def identify(result: Result) -> Identity:
     """Whose a results.json is, by the rules in this module's docstring."""
     name = result.submission
-    path = result.extra.get("submission_path")  # text, where there is one (Result.from_json checks it)
+    path = result.source.path if result.source else None  # text, where there is one (Result.from_json checks it)
     original = PurePath(path) if path else None
     # The LMS's names, from the file as it was found (spaces kept), else from the submission's safe name.
     parts = name.split("__")
@@ -126,7 +124,7 @@ def identify(result: Result) -> Identity:
     left = re.sub(rf"(\d+[_-]?)?{re.escape(exercise)}", "", stem) if exercise else stem
     left = _without_resubmission(left.strip("_-. ")).strip("_-. ")
     if left:
-        return Identity(left, resubmitted=bool(RESUBMITTED.search(stem)))
+        return Identity(left)
     return Identity((original.parent.name if original else "") or UNKNOWN_STUDENT)
 
 

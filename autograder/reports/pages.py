@@ -72,12 +72,12 @@ _ENV.globals.update(codes=CODES, labels=LABELS, meanings=MEANINGS)
 
 def answer_lines(result: Result) -> list[str] | None:
     """The graded answer code, line by line, if the submitted file is still there and unchanged."""
-    path = result.extra.get("submission_path")
+    path = result.source.path if result.source else None
     if not path:
         return None
     try:
         raw = read_bounded(path, MAX_SUBMISSION_BYTES)  # never follows a link, never blocks on a FIFO
-        if hashlib.sha256(raw).hexdigest() != result.extra.get("submission_sha256"):
+        if result.source is None or hashlib.sha256(raw).hexdigest() != result.source.sha256:
             return None  # changed since grading: its line numbers would not match the feedback
         return answer_code(path).code.splitlines()
     except (OSError, SubmissionError, ValueError, RefusedFile):
@@ -136,8 +136,8 @@ def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool)
         "score": number(result.score), "max_score": number(result.max_score), "summary": summary,
         "cause": feedback.cause, "cause_checks": feedback.cause_checks, "cause_lines": cause_lines,
         "tests": tests, "culprits": culprits, "code_lines": code_lines or [],
-        "path": result.extra.get("submission_path", "") if teacher else "",
-        "traceback": result.extra.get("grader_traceback", "") if teacher else "",
+        "path": (result.source.path or "" if result.source else "") if teacher else "",
+        "traceback": (result.grader_traceback or "") if teacher else "",
         "flags": ["tampering: the grader caught this code changing the grader or torch, or forging its report"]
         if teacher and tampering(result) else [],
     }
