@@ -19,19 +19,19 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
-from .discover import Submission, named_submissions
-from .exercise_of import Malformed, exercise_of, guess
+from .core.outcome import RunReport
+from .core.result import Cause, Printed, Result, SubmittedFile
+from .core.spec import Exercise
+from .core.status import Status
 from .exercises import EXERCISES, get
 from .feedback.wording import say
-from .files import csv_cell, json_text, plain_data, read_bounded, safe_text, write_atomically
-from .outcome import RunReport
+from .intake.discover import Submission, named_submissions
+from .intake.exercise_of import Malformed, exercise_of, guess
+from .intake.files import csv_cell, json_text, plain_data, read_bounded, safe_text, write_atomically
+from .intake.submission import MAX_BYTES, Answer, SubmissionError, answer_code
 from .pipeline import Prepared, judge, prepare, run
-from .result import Cause, Printed, Result, SubmittedFile
 from .runner import Runner
 from .settings import Settings
-from .spec import Exercise
-from .status import Status
-from .submission import MAX_BYTES, Answer, SubmissionError, answer_code
 
 STDOUT_KEPT = 4000
 """Characters of a submission's printed output kept in its results.json."""
@@ -232,7 +232,7 @@ GRADEBOOK_FIELDS = ("submission", "exercise", "status", "score", "max_score", "e
 
 
 def batch_gradebook_csv(results: Iterable[Result]) -> str:
-    """A batch's gradebook.csv: one row per submission graded, in the given order (reports/lms.py makes the
+    """A batch's gradebook.csv: one row per submission graded, in the given order (reports/gradebook.py makes the
     student gradebook, a row per student, and the LMS files). Text cells go through csv_cell: a name such as
     `=HYPERLINK(...)` or `-x.py` stays text in a spreadsheet."""
     buffer = io.StringIO()

@@ -18,11 +18,11 @@ from rich.text import Text
 
 from . import settings as device_choice
 from .feedback.wording import say
-from .files import terminal_text
+from .intake.files import terminal_text
 
 if TYPE_CHECKING:
-    from .discover import Submission
-    from .result import Result
+    from .core.result import Result
+    from .intake.discover import Submission
     from .runner.pool import WarmPool
 
 
@@ -61,7 +61,7 @@ def _limits(args: argparse.Namespace):
 def cmd_grade(args: argparse.Namespace) -> int:
     """Launches the sandboxed workers first, before this process imports torch: the imports of torch (the
     grader's and each worker's) then share the cores instead of queueing."""
-    from .discover import named_submissions
+    from .intake.discover import named_submissions
     from .runner.pool import PoolError, WarmPool
 
     if args.jobs < 1:
@@ -86,8 +86,8 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
     import torch
 
     from .batch import Preparations, Settings, grade_batch
-    from .exercise_of import guess
     from .exercises import EXERCISES
+    from .intake.exercise_of import guess
     from .runner.pool import PoolError
 
     if args.exercise and args.exercise not in EXERCISES:
@@ -130,8 +130,8 @@ TABLE_ROWS = 20
 def _summary(console: Console, graded: list[Result], out: Path, table_wanted: bool) -> None:
     """The batch's totals per status and what to run next; the table of every submission where it is short or
     asked for. What a submission named or raised is shown as text, never as markup or terminal codes."""
-    from .files import terminal_text
-    from .status import Status
+    from .core.status import Status
+    from .intake.files import terminal_text
 
     style = {Status.PASSED: "green", Status.GRADER_ERROR: "bold red", Status.FAILED: "yellow"}
     if table_wanted or len(graded) <= TABLE_ROWS:
@@ -186,8 +186,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     launched, warmed for that exercise only, before this process imports torch, as `grade` does: asked
     for by name, with no quiet fallback to a plain process (PoolError says why)."""
     from .catalog import exercise_ids
-    from .exercise_of import Malformed, exercise_of
-    from .submission import SubmissionError, answer_code
+    from .intake.exercise_of import Malformed, exercise_of
+    from .intake.submission import SubmissionError, answer_code
 
     try:
         answer = answer_code(args.path)
@@ -209,9 +209,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
+    from .core.status import Status
     from .feedback.text import FOOTER, feedback_text
     from .runner.pool import PoolError
-    from .status import Status
 
     try:
         result = _self_check(exercise, code, args, pool)
@@ -354,7 +354,7 @@ def _publish_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _blame_arguments(p: argparse.ArgumentParser) -> None:
-    from .blame import script
+    from .blame.fix import script
 
     p.description = script.__doc__.split("\n\n")[0]
     script.configure(p)

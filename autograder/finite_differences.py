@@ -12,10 +12,10 @@ from typing import Any
 
 import torch
 
-from .checks import Tolerance, missing
-from .evidence import Evidence, failed
+from .core.checks import Tolerance, missing
+from .core.evidence import Evidence, failed
+from .core.spec import PASS, Family, Rule, Verdict
 from .feedback.wording import say
-from .spec import PASS, Family, Rule, Verdict
 
 EPS = 1e-6
 """Step of the central differences, float64, as torch.autograd.gradcheck uses."""

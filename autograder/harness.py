@@ -21,11 +21,11 @@ from typing import Any
 import torch
 
 from .call import Call
-from .cells import CELL_BREAK
+from .core.messages import INPLACE_ERROR
+from .core.outcome import ANSWER_FILE, ErrorInfo, Outcome, RunReport, Trial
+from .core.spec import Exercise, Inputs
 from .feedback.wording import say
-from .messages import INPLACE_ERROR
-from .outcome import ANSWER_FILE, ErrorInfo, Outcome, RunReport, Trial
-from .spec import Exercise, Inputs
+from .intake.cells import CELL_BREAK
 
 _seed = torch.random.manual_seed
 """Seeds each trial. Bound here, before any answer runs, and not torch.manual_seed: once torch has imported

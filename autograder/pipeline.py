@@ -18,22 +18,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import trials as trial_plan
+from .core.grade import grade
+from .core.outcome import Outcome, RunReport, Trial
+from .core.result import Result
+from .core.spec import Exercise, Inputs
 from .exercises import get
 from .feedback.describe import Explainer, LineFix
-from .grade import grade
-from .outcome import Outcome, RunReport, Trial
 from .public import load_public
 from .reference_store import run_reference
-from .result import Result
 from .runner import InProcessRunner, Job, Runner
 from .settings import DEFAULT_SALT
-from .spec import Exercise, Inputs
 
 
 def suggested_rewrite(report: dict) -> LineFix | None:
-    """The culprit locator's suggested rewrite (blame/suggest.py), as feedback shows it: the core gets it as an
+    """The culprit locator's suggested rewrite (blame/suggest/suggest.py), as feedback shows it: the core gets it as an
     Explainer's `suggest` (explainer below) and never imports the locator or libcst itself."""
-    from .blame.suggest import suggest_from_line, without_comment  # libcst: only when an in-place error is explained
+    from .blame.suggest.suggest import (  # libcst: only when an in-place error is explained
+        suggest_from_line,
+        without_comment,
+    )
 
     found = suggest_from_line(report)
     if found is None or found.line is None:

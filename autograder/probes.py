@@ -10,8 +10,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from .core.spec import Family
 from .feedback.wording import say
-from .spec import Family
 
 STATE = Family("state")
 """Inputs: a module's drawn parameters and buffers, `state <name>`."""

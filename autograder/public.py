@@ -22,10 +22,10 @@ import torch
 
 from . import trials as trial_plan
 from .codec import decode_values, encode_values, read_tensors, tensor_bytes
+from .core.outcome import ErrorInfo, Outcome, Trial
+from .core.spec import Exercise, Inputs
 from .feedback.wording import say
-from .outcome import ErrorInfo, Outcome, Trial
 from .reference_store import run_reference
-from .spec import Exercise, Inputs
 
 PUBLIC_DIR = Path(__file__).resolve().parent / "exercises" / "public"
 FORMAT = 1

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from .feedback.wording import say
 
 if TYPE_CHECKING:
-    from .outcome import Outcome, Trial
-    from .spec import Exercise, Inputs
+    from .core.outcome import Outcome, Trial
+    from .core.spec import Exercise, Inputs
 
 ENV = "AUTOGRADER_REFERENCES"
 """Names the references folder where it is not beside the package (a platform bundle sets it)."""
@@ -157,8 +157,8 @@ def run_reference(exercise: Exercise, trials: tuple[Trial, ...], inputs: Mapping
     """The reference's observations on the CPU, for every scenario and dtype among `trials`: references/<id>.py
     (ReferencesMissing where it is not installed) unless `reference` is given. Here, on the grader's side:
     a worker, which imports the harness too, never loads a reference."""
+    from .core.outcome import Trial
     from .harness import run_trials  # torch: a platform's grader reads this module before it imports torch
-    from .outcome import Trial
 
     namespace = load_reference(exercise.id) if reference is None else reference
     cpu = tuple(dict.fromkeys(Trial(t.scenario, t.dtype, "cpu") for t in trials))

@@ -27,7 +27,7 @@ import yaml
 from .assign import AssignError, exercise_notebook
 from .bundle.source import CHECKOUT, ExportError, copy_source
 from .feedback.wording import say
-from .files import write_atomically
+from .intake.files import write_atomically
 
 URL = re.compile(r"^(https?://|git@|ssh://)[^\s\"'`]+$")
 STUDENT_README = """# {title}: the student edition

@@ -6,8 +6,8 @@ import hashlib
 
 import torch
 
-from .outcome import Trial
-from .spec import Exercise, Inputs
+from .core.outcome import Trial
+from .core.spec import Exercise, Inputs
 
 PUBLIC_SEED = 0
 """Seed of the public inputs, which ship with the package (public.py): the same in every grading."""

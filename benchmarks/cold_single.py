@@ -75,7 +75,7 @@ OPTIMIZER_STEP = ("import torch; p = torch.zeros(1, requires_grad=True); p.sum()
 
 def measure(python: str, folder: Path, submission: Path, rounds: int) -> tuple[dict[str, list[float]], dict]:
     """The four commands, alternating, `rounds` times; and the Gradescope results of the last run."""
-    from autograder.submission import answer_code
+    from autograder.intake.submission import answer_code
 
     root = gradescope_root(folder, submission, answer_code(submission).declared_exercise)
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": python}
@@ -103,7 +103,7 @@ def main() -> int:
                    help="run everything with this environment's python instead of building the bundle's")
     args = p.parse_args()
     from autograder.exercises import EXERCISES
-    from autograder.submission import answer_code
+    from autograder.intake.submission import answer_code
 
     submissions = sorted((ROOT / "solutions").glob("*.ipynb")) if args.all else [args.submission.resolve()]
     with tempfile.TemporaryDirectory(prefix="autograder-cold-") as tmp:

@@ -28,13 +28,13 @@ import pytest
 from autograder.batch import Preparations, Settings, batch_gradebook_csv, grade_batch, previous_result
 from autograder.bundle import grader
 from autograder.bundle.config import BundleConfig
+from autograder.core.result import Result
+from autograder.core.status import Status
+from autograder.intake.submission import MAX_BYTES
 from autograder.platforms import gradescope
 from autograder.reports import gradebook as student_gradebook
 from autograder.reports.graded import Graded
-from autograder.result import Result
 from autograder.runner import InProcessRunner
-from autograder.status import Status
-from autograder.submission import MAX_BYTES
 from tests.conftest import solution_code
 
 SETTINGS = Settings(exercise="residual_add", timeout=20)
@@ -472,7 +472,7 @@ def test_the_recorded_hash_is_of_the_bytes_graded(folder, references, monkeypatc
     """Each submission is read once: the file replaced right after that read (a student uploading again while
     the batch runs) changes neither what is graded nor the SHA-256 recorded, which is of the bytes graded; so
     the rerun sees the new file as new and grades it."""
-    from autograder import submission
+    from autograder.intake import submission
 
     real = submission.read_bounded
     reads: list[str] = []

@@ -20,14 +20,14 @@ import torch
 
 from autograder import trials as trial_plan
 from autograder.blame import explain, locate, report_of
-from autograder.blame import script as script_command
-from autograder.blame.runs import Program
-from autograder.blame.suggest import suggest, suggest_from_line, suggestions
-from autograder.blame.verify import compare, reference, verify
+from autograder.blame.fix import script as script_command
+from autograder.blame.fix.runs import Program
+from autograder.blame.fix.verify import compare, reference, verify
+from autograder.blame.suggest.suggest import suggest, suggest_from_line, suggestions
+from autograder.core.outcome import ErrorInfo
 from autograder.exercises import get
 from autograder.feedback.describe import Explainer, cause
 from autograder.harness import run_answer
-from autograder.outcome import ErrorInfo
 from autograder.pipeline import suggested_rewrite
 from tests.blame_cases import cases
 from tests.conftest import ROOT, solution_code
@@ -141,7 +141,7 @@ def test_a_students_failing_trial_gets_the_fix_in_its_feedback():
 
 
 def test_the_suggestion_modules_load_without_torch():
-    code = "import sys, autograder.blame.suggest; assert 'torch' not in sys.modules, 'torch was imported'"
+    code = "import sys, autograder.blame.suggest.suggest; assert 'torch' not in sys.modules, 'torch was imported'"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
@@ -205,7 +205,7 @@ def test_with_optimizers_the_gradients_each_step_uses_are_compared():
 
 
 def blame_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder.blame.script", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "autograder.blame.fix.script", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 

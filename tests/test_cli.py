@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from autograder.cli import main
-from autograder.submission import answer_code
+from autograder.intake.submission import answer_code
 from tests.conftest import ROOT, SOLUTIONS, solution_code
 
 pytestmark = pytest.mark.slow
@@ -313,8 +313,8 @@ def summary_of(results, table=False, width=200) -> str:
 
 
 def test_a_big_class_gets_totals_not_a_screen_of_rows():
-    from autograder.result import Result
-    from autograder.status import Status
+    from autograder.core.result import Result
+    from autograder.core.status import Status
 
     results = [Result("residual_add", f"s{i}.ipynb", Status.PASSED if i % 3 else Status.MALFORMED, 10 if i % 3 else 0,
                       10, "10/10 points." if i % 3 else "0/10 points. s.ipynb is empty.") for i in range(600)]
@@ -326,8 +326,8 @@ def test_a_big_class_gets_totals_not_a_screen_of_rows():
 
 def test_what_a_submission_named_reaches_the_terminal_as_text():
     """A file name or a message is shown, never obeyed: no escape sequence, no rich markup, no carriage return."""
-    from autograder.result import Cause, Result
-    from autograder.status import Status
+    from autograder.core.result import Cause, Result
+    from autograder.core.status import Status
 
     hostile = "[bold red]x[/]\x1b]0;owned\x07\r[PASS] 10/10\u202e.ipynb"
     said = summary_of([Result("residual_add", hostile, Status.MALFORMED, 0, 10, "\x1b[2J gone",

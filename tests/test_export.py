@@ -20,12 +20,12 @@ from autograder.bundle import container, grader
 from autograder.bundle.config import DEFAULT_MEMORY_MB, BundleConfig
 from autograder.bundle.source import ExportError
 from autograder.bundle.student_folder import grade_folder, not_submitted
+from autograder.core.result import Printed, Result, TestResult
+from autograder.core.status import Status
 from autograder.platforms import gradescope, platforms, prairielearn
 from autograder.reference_store import known_submissions
-from autograder.result import Printed, Result, TestResult
 from autograder.runner import InProcessRunner
 from autograder.runner.pool import PoolError
-from autograder.status import Status
 from tests.conftest import ROOT, SOLUTIONS
 
 CLASS = ROOT / "samples" / "class"

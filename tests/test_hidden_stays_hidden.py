@@ -4,7 +4,7 @@ What a student sees of a submission's results.json is every field but these, the
 - `teacher_stdout`: all the submission printed, hidden trials included;
 - `grader_traceback`: the grader's own failure, for whoever fixes the grader;
 - `submission_path`: where the file lies on the teacher's disk;
-(the fields autograder.result marks TEACHER_ONLY), and but `execution_time`, a timing (it differs from run to run
+(the fields autograder.core.result marks TEACHER_ONLY), and but `execution_time`, a timing (it differs from run to run
 anyway). Gradescope, PrairieLearn and the
 HTML report show students parts of the rest only (`output`, each check's `output`, scores, statuses).
 
@@ -28,9 +28,9 @@ import pytest
 import torch
 
 from autograder.batch import Preparations, Settings, grade_batch
+from autograder.core.result import teacher_only_keys
 from autograder.exercises import EXERCISES
 from autograder.public import load_public
-from autograder.result import teacher_only_keys
 from autograder.runner import InProcessRunner
 from tests.conftest import solution_code
 

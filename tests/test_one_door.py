@@ -13,14 +13,14 @@ import time
 import pytest
 
 from autograder.call import Call, Stop, stopping
-from autograder.cells import marker_line
 from autograder.exercises import get
 from autograder.feedback.text import feedback_text
 from autograder.harness import load_answer, run_answer
+from autograder.intake.cells import marker_line
+from autograder.notebook.selfcheck import self_check
 from autograder.pipeline import judge, run
 from autograder.runner.limits import Limits
 from autograder.runner.pool import WarmPool
-from autograder.selfcheck import self_check
 from tests.conftest import prepared, solution_code
 from tests.exercises.test_residual_add import BROKEN
 

@@ -6,9 +6,9 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import autograder
-from autograder import predict
-from autograder.predict import CellRun, Prediction, feedback, marks
-from autograder.submission import answer_code, is_answer_cell
+from autograder.intake.submission import answer_code, is_answer_cell
+from autograder.notebook import predict
+from autograder.notebook.predict import CellRun, Prediction, feedback, marks
 from tests.conftest import SOLUTIONS
 
 PREFIX = "one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -89,11 +89,12 @@ def test_predict_and_diagnose_are_guesses_whatever_the_import_order():
     import subprocess
     import sys
 
-    module = importlib.import_module("autograder.predict")
+    module = importlib.import_module("autograder.notebook.predict")
     assert autograder.predict is predict is module.predict and "predict" in autograder.__all__
     assert type(autograder.diagnose) is type(predict) is module.Guess and callable(predict.reveal)
-    for first in ("import autograder.lesson", "import autograder.diagnose", "import autograder.predict", "pass"):
-        code = (f"{first}\nfrom autograder import diagnose, predict\nfrom autograder.predict import Guess\n"
+    for first in ("import autograder.notebook.lesson", "import autograder.notebook.diagnose",
+                  "import autograder.notebook.predict", "pass"):
+        code = (f"{first}\nfrom autograder import diagnose, predict\nfrom autograder.notebook.predict import Guess\n"
                 "assert isinstance(predict, Guess) and isinstance(diagnose, Guess)\n"
                 "import sys; assert 'torch' not in sys.modules")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -106,7 +107,7 @@ def shell(monkeypatch):
     `get_ipython()` in later tests of this process finds none."""
     import importlib
 
-    module = importlib.import_module("autograder.predict")
+    module = importlib.import_module("autograder.notebook.predict")
     monkeypatch.setattr(module, "_watch", module._Watch())
     shell = InteractiveShell.instance()
     yield lambda source: shell.run_cell(source, store_history=True)

@@ -88,7 +88,8 @@ def test_the_package_installs_without_references(edition, tmp_path):
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = tmp_path.glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "autograder/selfcheck.py" in names and any(n.startswith("autograder/exercises/public/") for n in names)
+    assert "autograder/notebook/selfcheck.py" in names
+    assert any(n.startswith("autograder/exercises/public/") for n in names)
     assert not [n for n in names if n.startswith(("references/", "solutions/"))]
 
 

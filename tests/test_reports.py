@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from autograder import cli as autograder_cli
+from autograder.core.result import Cause, Result, TestResult
+from autograder.core.status import Status
 from autograder.exercises import EXERCISES
 from autograder.reports.analysis import root_cause, tampering
 from autograder.reports.gradebook import gradebook, student_gradebook_csv
 from autograder.reports.graded import Graded, load, scan, student_of
 from autograder.reports.html import write_report
 from autograder.reports.pages import submission_page
-from autograder.result import Cause, Result, TestResult
-from autograder.status import Status
 from tests.browser import CHROMIUM, open_browser, serve, visit
 
 ATTACK = '<script>window.__pwned = 1; console.error("pwned")</script><img src=x onerror="window.__pwned = 2">'

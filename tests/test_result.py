@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.result import MAX_LINES, Cause, Printed, Result, SubmittedFile, TestResult
-from autograder.status import CHECK_STATUSES, Status
+from autograder.core.result import MAX_LINES, Cause, Printed, Result, SubmittedFile, TestResult
+from autograder.core.status import CHECK_STATUSES, Status
 
 
 def sample(status: Status = Status.FAILED) -> Result:

@@ -20,16 +20,16 @@ import pytest
 
 from autograder.batch import Preparations, Settings, grade_batch
 from autograder.bundle.config import BundleConfig
+from autograder.core.outcome import ErrorInfo, RunReport
+from autograder.core.result import Result
+from autograder.core.status import Status
 from autograder.exercises import get
 from autograder.feedback import wording
-from autograder.outcome import ErrorInfo, RunReport
 from autograder.pipeline import judge, prepare
 from autograder.platforms import gradescope, prairielearn
 from autograder.reference_store import known_submissions
 from autograder.reports.html import write_report
-from autograder.result import Result
 from autograder.runner import InProcessRunner
-from autograder.status import Status
 from autograder.workshop import client
 from tests.conftest import solution_code
 
@@ -205,7 +205,7 @@ def test_what_feedback_says_is_decided_by_the_explainer_passed_not_by_what_was_i
     code = ("import sys\n"
             "from autograder.exercises import get\n"
             "from autograder.feedback.describe import Explainer\n"
-            "from autograder.grade import grade\n"
+            "from autograder.core.grade import grade\n"
             "from autograder.harness import run_answer\n"
             "from autograder.public import load_public\n"
             "from autograder.reference_store import known_submissions\n"
@@ -234,8 +234,8 @@ def test_what_feedback_says_is_decided_by_the_explainer_passed_not_by_what_was_i
 
 def test_a_grader_with_and_without_rewrites_side_by_side():
     """pipeline.judge's explainer follows the exercise; one built by hand follows itself. No global involved."""
+    from autograder.core.grade import grade
     from autograder.feedback.describe import Explainer
-    from autograder.grade import grade
     from autograder.pipeline import explainer, run, suggested_rewrite
 
     exercise = get("residual_add")

@@ -5,9 +5,9 @@ import json
 import nbformat
 import pytest
 
-from autograder.cells import CELL_BREAK
 from autograder.harness import load_answer
-from autograder.submission import SubmissionError, answer_code
+from autograder.intake.cells import CELL_BREAK
+from autograder.intake.submission import SubmissionError, answer_code
 
 
 def notebook(cells, exercise="residual_add"):

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.outcome import ErrorInfo, Outcome, RunReport, Trial
+from autograder.core.outcome import ErrorInfo, Outcome, RunReport, Trial
 from autograder.runner.fdio import frame, read_exactly, read_frame, split_frame
 from autograder.runner.wire import (
     MAGIC,

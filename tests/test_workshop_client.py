@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import check, selfcheck
+from autograder import check
+from autograder.notebook import selfcheck
 from autograder.workshop import client, identity
 from autograder.workshop.schema import parse
 from tests.conftest import solution_code

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..result import Result
+    from ..core.result import Result
     from .config import BundleConfig
 
 

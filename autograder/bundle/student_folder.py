@@ -9,14 +9,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..batch import grade_file, read
-from ..discover import find_submissions
-from ..exercise_of import exercise_of
+from ..core.result import Result
+from ..core.status import Status
 from ..exercises import EXERCISES
 from ..feedback.wording import say
-from ..result import Result
+from ..intake.discover import find_submissions
+from ..intake.exercise_of import exercise_of
+from ..intake.submission import Answer, SubmissionError
 from ..runner import Runner
-from ..status import Status
-from ..submission import Answer, SubmissionError
 from .config import BundleConfig
 
 

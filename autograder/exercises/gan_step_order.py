@@ -23,10 +23,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, probes
-from ..evidence import Evidence, Pair
-from ..messages import INPLACE_ERROR
-from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from .. import probes
+from ..core import checks
+from ..core.evidence import Evidence, Pair
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 STEPS = (1, 2)
 NETS = ("D", "G")

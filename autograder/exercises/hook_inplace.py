@@ -21,11 +21,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, probes
-from ..evidence import Evidence, failed
-from ..messages import VIEW_MODIFIED
+from .. import probes
+from ..core import checks
+from ..core.evidence import Evidence, failed
+from ..core.messages import VIEW_MODIFIED
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
-from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 HOOK_VIEW_ERROR = re.compile(r"Output \d+ of BackwardHookFunction(Backward)? " + VIEW_MODIFIED)
 """PyTorch's refusal, as torch 2.13 words it (`of BackwardHookFunction`) and older releases

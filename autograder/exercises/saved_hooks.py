@@ -25,11 +25,12 @@ from typing import Any
 import torch
 from torch.autograd.graph import saved_tensors_hooks
 
-from .. import checks, probes
-from ..evidence import Evidence, failed
-from ..messages import INPLACE_ERROR
+from .. import probes
+from ..core import checks
+from ..core.evidence import Evidence, failed
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
-from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 PACK_CALLS, UNPACK_CALLS = "pack calls", "unpack calls"
 NO_HISTORY = "no history"

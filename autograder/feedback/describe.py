@@ -3,7 +3,7 @@
 The words come from wording.py's templates; the facts (the error's class, the lines of the answer it names,
 the culprit's op, tampering) come from the ErrorInfo itself, never from the words. What a grading's words
 depend on is one value, an Explainer, passed in by whoever grades (pipeline.judge builds it from the exercise and
-the locator's suggestion, blame/suggest.py): this module, part of the pure core, imports neither the locator
+the locator's suggestion, blame/suggest/suggest.py): this module, part of the pure core, imports neither the locator
 nor libcst, and no switch set elsewhere changes what it says.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
-from ..outcome import ANSWER_FILE, ErrorInfo
-from ..result import MAX_LINES, Cause
+from ..core.messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
+from ..core.outcome import ANSWER_FILE, ErrorInfo
+from ..core.result import MAX_LINES, Cause
 from .wording import say
 
 

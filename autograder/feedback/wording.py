@@ -65,7 +65,7 @@ CORE: dict[str, str] = {
     "summary blocked": "{head} {blocked}",
     "summary passed": "{head} Every check passed.",
     "summary failed": "{head} See the failed checks below for what to fix.",
-    # the feedback a student reads (feedback_text.py)
+    # the feedback a student reads (feedback/text.py)
     "what went wrong": "What went wrong (in {checks}):",
     "met it": "{brief}{trial}: see what went wrong, above.",
     # observations (checks.py)

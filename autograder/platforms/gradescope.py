@@ -31,9 +31,9 @@ from ..bundle.source import (
     write_text,
     zip_folder,
 )
+from ..core.result import Result
+from ..core.status import Status
 from ..feedback.wording import say
-from ..result import Result
-from ..status import Status
 
 VENV = "/opt/autograder-venv"
 BASE_IMAGE = "Ubuntu 22.04 (Python 3.10), Gradescope's default base image"

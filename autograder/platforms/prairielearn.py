@@ -37,9 +37,9 @@ from ..bundle.source import (
     copy_source,
     write_text,
 )
+from ..core.result import Result
+from ..core.status import Status
 from ..feedback.wording import say
-from ..result import Result
-from ..status import Status
 
 TOPIC = say("platforms: prairielearn topic")  # the questions' topic, as students see it in the course
 QUESTIONS = "inplace_autograd"  # questions/<this>/<NN_id>/

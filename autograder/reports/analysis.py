@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..evidence import label as trial_label
+from ..core.evidence import label as trial_label
+from ..core.outcome import Trial
+from ..core.result import Result
+from ..core.status import Status
 from ..exercises import EXERCISES
 from ..feedback.wording import say
-from ..outcome import Trial
-from ..result import Result
-from ..status import Status
 from .gradebook import (
     Gradebook,
     Row,

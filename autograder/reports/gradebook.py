@@ -50,10 +50,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ..core.status import Status
 from ..exercises import EXERCISES
 from ..feedback.wording import say
-from ..files import csv_cell
-from ..status import Status
+from ..intake.files import csv_cell
 from .graded import Graded
 
 if TYPE_CHECKING:

@@ -40,9 +40,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from ..files import RefusedFile, read_bounded
-from ..result import Result
-from ..status import Status
+from ..core.result import Result
+from ..core.status import Status
+from ..intake.files import RefusedFile, read_bounded
 
 UNKNOWN_STUDENT = "(unknown)"
 RESULTS_LIMIT = 20_000_000

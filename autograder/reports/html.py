@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ..feedback.wording import say
-from ..files import write_atomically
+from ..intake.files import write_atomically
 from .analysis import ATTENTION_LABELS, student_attention
 from .gradebook import (
     gradebook,

@@ -12,13 +12,13 @@ from typing import Any
 
 import jinja2
 
+from ..core.result import Result
+from ..core.status import Status
 from ..exercises import EXERCISES
 from ..feedback.wording import say
-from ..files import RefusedFile, read_bounded
-from ..result import Result
-from ..status import Status
-from ..submission import MAX_BYTES as MAX_SUBMISSION_BYTES
-from ..submission import SubmissionError, answer_code
+from ..intake.files import RefusedFile, read_bounded
+from ..intake.submission import MAX_BYTES as MAX_SUBMISSION_BYTES
+from ..intake.submission import SubmissionError, answer_code
 from . import plots
 from .analysis import ATTENTION, RAN, exercise_list, failed_by_all, failing_counts, root_cause, tampering
 from .gradebook import (

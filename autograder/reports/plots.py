@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from ..core.status import Status
 from ..feedback.wording import say
-from ..status import Status
 
 WIDTH = 10.0  # inches: about the page's width
 STYLE = {  # status -> (label, face colour, hatch)

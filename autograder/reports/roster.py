@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..feedback.wording import say
-from ..files import RefusedFile, read_bounded
+from ..intake.files import RefusedFile, read_bounded
 from .gradebook import Cell, Gradebook, Row, norm
 from .graded import Graded, ReportError
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the pool is imported before torch (cli.py); these import torch
-    from ..outcome import RunReport, Trial
-    from ..spec import Inputs
+    from ..core.outcome import RunReport, Trial
+    from ..core.spec import Inputs
 
 
 @dataclass(frozen=True)

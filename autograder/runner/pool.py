@@ -1,6 +1,6 @@
 """A pool of warm, sandboxed workers: the fast, safe Runner for grading a class.
 
-Each slot is one warm worker (zygote.py: its relay and its template) in its own bubblewrap sandbox, with torch
+Each slot is one warm worker (template.py: its relay and its template) in its own bubblewrap sandbox, with torch
 already imported; a job is a fork of its template, which never held a job. The grader sends the job down the
 relay's stdin with a fresh random token (protocol.py), waits with a watchdog, and reads back, with bounds, the
 report that the job signed with that token (guard.py) and what it printed. No file of the sandbox is ever
@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.status import Status
 from ..feedback.wording import say
-from ..status import Status
 from . import Job, cgroup
 from .fdio import frame, split_frame
 from .limits import Limits
@@ -36,7 +36,7 @@ from .protocol import JobAnswer, JobRequest, ProtocolError, Ready
 from .sandbox import SCRATCH, as_root, bwrap_command, bwrap_problem, plain_env
 
 if TYPE_CHECKING:
-    from ..outcome import RunReport
+    from ..core.outcome import RunReport
 
 START_TIMEOUT = 120.0
 """Seconds a fresh worker may take to import torch and its relay say it is ready."""
@@ -46,7 +46,7 @@ template's pages until it writes to one (Python writes to every object it touche
 slot's cgroup. The cgroup allows what the warm worker uses, plus this, plus the job's memory. An honest job
 of any exercise copies 12 to 24 MiB (measured on the solutions, torch 2.13)."""
 WORKER_OPTIONS: list[str] = []
-"""More options for every worker (zygote.py's); the tests set `--shared-namespaces` here."""
+"""More options for every worker (template.py's); the tests set `--shared-namespaces` here."""
 WATCHDOG_GRACE = 15.0
 """Seconds past a job's timeout before the grader stops waiting for the worker's answer."""
 
@@ -122,14 +122,14 @@ class Slot:
         options = ["--exercises", ",".join(self.exercises)] if self.exercises is not None else []
         options += WORKER_OPTIONS
         if self.sandboxed:
-            inner = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", SCRATCH]
+            inner = [sys.executable, "-I", "-B", "-m", "autograder.runner.worker.template", SCRATCH]
             command = bwrap_command(inner + (["--drop-root"] if as_root() else []) + options, self.limits.scratch)
             env = None
         else:
             self.scratch = tempfile.mkdtemp(prefix=f"autograder-slot-{self.index}-")
             if self.run_as is not None:
                 os.chown(self.scratch, *self.run_as)
-            command = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", self.scratch, *options]
+            command = [sys.executable, "-I", "-B", "-m", "autograder.runner.worker.template", self.scratch, *options]
             env = plain_env(Path(self.scratch))
         group, run_as = self.cgroup, self.run_as
 
@@ -222,7 +222,7 @@ class Slot:
     def run(self, job: Job) -> RunReport:
         from dataclasses import replace
 
-        from ..outcome import RunReport
+        from ..core.outcome import RunReport
 
         if self.proc is None or self.proc.poll() is not None:
             self.start()
@@ -245,7 +245,7 @@ class Slot:
 
 def _verdict(answer: JobAnswer, signed: bytes, token: bytes, job: Job) -> RunReport:
     """What the job's run comes to: its own report where it sent one, signed with its token; else why not."""
-    from ..outcome import RunReport
+    from ..core.outcome import RunReport
     from .wire import WireError
 
     if answer.status == "timed_out":
@@ -265,7 +265,7 @@ def _verdict(answer: JobAnswer, signed: bytes, token: bytes, job: Job) -> RunRep
 def _decode(data: bytes, job: Job) -> RunReport:
     """The worker's report: one frame, or the public phase's and the hidden phase's, each holding only its
     own trials (the public one was sealed before the hidden inputs reached the worker)."""
-    from ..outcome import RunReport
+    from ..core.outcome import RunReport
     from .wire import WireError, decode_report
 
     split = split_frame(data)

@@ -6,7 +6,7 @@ machine has an NVIDIA GPU, its device files and the driver's libraries are there
 
 Its user is never root on the host. Run by an ordinary user, bubblewrap makes a user namespace whose user
 maps to that user. Run as root, a user namespace would map the sandbox's user to root outside (able to read
-/etc/shadow, say), so there is none: the worker becomes "nobody" itself, first thing (zygote.py), with no
+/etc/shadow, say), so there is none: the worker becomes "nobody" itself, first thing (template.py), with no
 capability left and no way back (no_new_privs). Only the files Python needs from /etc are there. Fork
 storms are stopped by a pids cgroup per slot where the grader may make one (as root), else by
 RLIMIT_NPROC. Where bubblewrap cannot run, the pool falls back to rlimits in a plain process, and says so.

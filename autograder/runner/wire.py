@@ -16,8 +16,8 @@ from typing import Any
 import torch
 
 from ..codec import CodecError, decode_values, encode_values, read_tensors, tensor_bytes
-from ..outcome import ErrorInfo, Outcome, RunReport, Trial
-from ..spec import Inputs
+from ..core.outcome import ErrorInfo, Outcome, RunReport, Trial
+from ..core.spec import Inputs
 
 MAGIC = b"AGW1"
 MAX_JSON_BYTES = 4_000_000

@@ -1,6 +1,6 @@
 """The participant's side: `check.join(URL)`, `check.preview()`, `check.stuck()`, `check.done()`,
 `check.leave()`, and what every `check()` then sends. The notebook's check (`from autograder import check`,
-autograder/learner.py) is the self-check (selfcheck.Checker) built with this client's LISTENER, which lends it
+autograder/notebook/learner.py) is the self-check (selfcheck.Checker) built with this client's LISTENER, which lends it
 those commands.
 Opt-in only, its network side standard library only; it never raises into check(), and a check waits at most
 WAIT seconds for its report's answer (not at all while the server is known to be down), then says in one line
@@ -319,5 +319,5 @@ class WorkshopListener:
 
 
 LISTENER = WorkshopListener()
-"""What the notebook's check() (autograder/learner.py) is built with: this module stays free of torch, for the
+"""What the notebook's check() (autograder/notebook/learner.py) is built with: this module stays free of torch, for the
 server side, and never touches the checker itself."""

@@ -26,8 +26,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.blame.runs import Program, record  # noqa: E402 - the package of this checkout
-from autograder.blame.verify import TOLERANCES, _other_values, reference  # noqa: E402
+from autograder.blame.fix.runs import Program, record  # noqa: E402 - the package of this checkout
+from autograder.blame.fix.verify import TOLERANCES, _other_values, reference  # noqa: E402
 
 
 def run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -41,7 +41,7 @@ def one(script: Path) -> dict:
         shutil.copy(script, copy)
         broken = run(copy, cwd=copy.parent)
         start = time.perf_counter()
-        done = run(copy, "-m", "autograder.blame.script", "--fix", "--json", cwd=copy.parent)
+        done = run(copy, "-m", "autograder.blame.fix.script", "--fix", "--json", cwd=copy.parent)
         seconds = time.perf_counter() - start
         fix = (json.loads(done.stdout) if done.stdout.strip() else {}).get("fix") or {}
         after = run(copy, cwd=copy.parent)

@@ -1,7 +1,7 @@
 """The words of the culprit locator: its report, its suggestions, blame --fix."""
 
 TEMPLATES: dict[str, str] = {
-    # the report (blame/report.py)
+    # the report (blame/locator/report.py)
     "blame: no user frame": "(no frame of your code on the stack)",
     "blame: where code": "{site}: {code}",
     "blame: summary": "The tensor was modified by {op} at {where}; it was saved by {saved_by} at {saved_at}.",
@@ -20,13 +20,13 @@ TEMPLATES: dict[str, str] = {
     "blame: report call": "{function} ({site})",
     "blame: report modifications": "  {count} modifications since it was saved (the first is the culprit):",
     "blame: report modification": "    {number}. {op} at {where} -> version {version}",
-    # a suggestion, shown (blame/suggest.py)
+    # a suggestion, shown (blame/suggest/suggest.py)
     "blame: words only": "What to do (no safe automatic rewrite):\n  {why}",
     "blame: suggested fix": "Suggested fix ({status}):\n{diff}\n  why: {why}",
     "blame: not verified, --fix would": "not verified: `autograder blame --fix` applies it and checks it",
     "blame: not verified, nothing ran": "not verified: nothing was run again",
     "blame: not verified, dry run": "not verified: --dry-run runs nothing more",
-    # what to do, in words, when no rewrite applies (blame/suggest.py)
+    # what to do, in words, when no rewrite applies (blame/suggest/suggest.py)
     "blame: words no_grad": (
         "{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): autograd does "
         "not record it, yet it still changes {saved}, so backward still fails, and what it computes no longer "
@@ -46,7 +46,7 @@ TEMPLATES: dict[str, str] = {
         "line that saved the tensor a copy (`.clone()` where it reads or makes it)."),
     "blame: words other":
         "{shown} overwrote {saved}: make that operation out of place, or make it write into a `clone()`.",
-    # the command, blame --fix (blame/fix_command.py)
+    # the command, blame --fix (blame/fix/fix_command.py)
     "blame: cannot read script": "cannot read {script} as Python source text",
     "blame: running once": (
         "running {script} once under the locator, in this folder, as `python {script}` would; then --fix says what "
@@ -58,13 +58,13 @@ TEMPLATES: dict[str, str] = {
     "blame: failed otherwise": "the script failed otherwise (exit {status})",
     "blame: nothing to fix": "Nothing to fix: no in-place error was raised; {said}.",
     "blame: not fixed": "Not fixed: {why}",
-    # the command, blame (blame/script.py)
+    # the command, blame (blame/fix/script.py)
     "blame: no such script": "error: no such script: {script}",
     "blame: more errors caught": "({count} more in-place error(s) were raised and caught by the script)",
-    # why a run of --fix failed (blame/runs.py)
+    # why a run of --fix failed (blame/fix/runs.py)
     "blame: run too long": "it ran longer than {seconds:.0f} s",
     "blame: run crashed": "it crashed (exit {status}): {output}",
-    # the search of --fix, and what it found (blame/fix.py)
+    # the search of --fix, and what it found (blame/fix/fix.py)
     "blame: reference out_of_place": "the culprit call made out of place, every saved tensor kept as saved",
     "blame: reference same": "every saved tensor kept as saved, the write kept",
     "blame: reference truncated":
@@ -86,7 +86,7 @@ TEMPLATES: dict[str, str] = {
         "making the culprit out of place changes what the program computes ({detail}): the in-place write is part "
         "of the program (another name reads what it wrote), so only a rewrite that keeps it can be right"),
     "blame: no rewrite applies": "no rewrite applies",
-    # the plan of --fix, said before it runs anything more (blame/fix.py)
+    # the plan of --fix, said before it runs anything more (blame/fix/fix.py)
     "blame: plan try": "  try ({kind}) {file}:{line}, compared with the reference: {reference}",
     "blame: plan nothing applies": "No rewrite applies: --fix runs nothing more and gives the suggestion in words.",
     "blame: plan runs": (
@@ -104,7 +104,7 @@ TEMPLATES: dict[str, str] = {
     "blame: plan rewrites": "Rewrites it would try:",
     "blame: plan nothing written":
         "Nothing is written until a rewrite is verified; then the original is kept beside it.",
-    # a rewrite's run compared with its reference (blame/verify.py)
+    # a rewrite's run compared with its reference (blame/fix/verify.py)
     "blame: tolerance float64": "float64: a rewrite may only change the order of a few roundings (eps 2.2e-16)",
     "blame: tolerance float32": "float32 (the program would not run in float64): eps 1.2e-7 times a few hundred",
     "blame: reference fails": (
@@ -145,7 +145,7 @@ TEMPLATES: dict[str, str] = {
     "blame: other root shape": "backward {number} starts from a {shape} tensor, the reference from a {reference} one",
     "blame: other loss": "the loss of backward {number} is {loss:.6g}, the reference's {reference:.6g}",
     "blame: other root": "the {shape} tensor backward {number} starts from differs by up to {difference:.3g}",
-    # why --fix writes nothing (blame/transaction.py)
+    # why --fix writes nothing (blame/fix/transaction.py)
     "blame: lock folder not yours":
         "the folder for --fix's locks, {folder}, is not yours alone: remove it and try again",
     "blame: locked by another": (
@@ -161,16 +161,16 @@ TEMPLATES: dict[str, str] = {
     "blame: cannot read again": "cannot read {file} again ({error}): nothing was written",
     "blame: changed meanwhile": "{file} changed while --fix ran: your version is kept, and nothing was written",
     "blame: too many backups": "{file} has 1000 backups beside it already: remove some",
-    # a verification run (blame/scratch.py, blame/gradients.py)
+    # a verification run (blame/fix/scratch.py, blame/fix/gradients.py)
     "blame: write outside scratch": (
         "autograder blame --fix: a verification run writes only in its scratch folder; the script tried to write "
         "{path!r}, outside it (your files are never changed by these runs)"),
     "blame: too many entries": "{folder} has more than {most} entries: too many to show in a scratch folder",
     "blame: no sequence numbers": "this PyTorch has no sequence numbers: the truncated reference cannot be made",
-    # the tensor a suggestion names (blame/culprit.py)
+    # the tensor a suggestion names (blame/suggest/culprit.py)
     "blame: the tensor saved by": "the tensor that `{code}` (line {line}) saved for backward",
     "blame: a tensor saved": "a tensor saved for backward",
-    # why a rewrite of the culprit line is right (blame/rewrite.py)
+    # why a rewrite of the culprit line is right (blame/suggest/rewrite.py)
     "blame: why clone the output": (
         "Later code writes into the output of `{code}` through another name (a view, `detach()`, a function it is "
         "passed to); `{copy} = {copy}.clone()` right after it gives that code its own copy, and backward keeps the "
@@ -197,7 +197,7 @@ TEMPLATES: dict[str, str] = {
     "blame: why clone first": (
         "The write must stay, so it goes into a copy: `{copy} = {copy}.clone()` before `{write}` leaves {saved} "
         "untouched, and the code after it sees the written values."),
-    # why a module built with inplace=True is rebuilt (blame/construct.py)
+    # why a module built with inplace=True is rebuilt (blame/suggest/construct.py)
     "blame: why not inplace": (
         "`inplace=True` makes `{module}`{where} overwrite its input, {saved}; `{new}` returns a new tensor with the "
         "same values (at the cost of one more activation's memory)."),
@@ -208,7 +208,7 @@ TEMPLATES: dict[str, str] = {
     "blame: why every inplace module": (
         "Every `inplace=True` module of this kind in {file} overwrites its input; without it each returns a new "
         "tensor with the same values, and {saved} stays as backward needs it."),
-    # an optimizer's step as the culprit (blame/steps.py)
+    # an optimizer's step as the culprit (blame/suggest/steps.py)
     "blame: code at line": "`{code}` (line {line})",
     "blame: the line that saved it": "the line that saved it",
     "blame: a later backward": "a later `backward()`",

@@ -48,7 +48,7 @@ TEMPLATES: dict[str, str] = {
     # why a run in this process stopped (call.stopping): the self-check and `check` print it
     "run: interrupted": "interrupted (Ctrl-C)",
     "run: out of time": "out of time ({seconds:g} s)",
-    # the guard of a job (runner/guard.py): what the answer was refused, or why its report cannot be trusted
+    # the guard of a job (runner/worker/guard.py): what the answer was refused, or why its report cannot be trusted
     "run: refused event": "the grader does not allow {event} in submitted code",
     "run: refused proc": "the grader does not allow reading /proc in submitted code",
     "run: refused change": (
