@@ -8,7 +8,9 @@ What `write_report` writes into OUT:
   common failing checks. No per-student table: that is what the next three pages are.
 - `by_name.html`, `by_score.html`, `by_status.html`: the gradebook, one row per student, sorted three ways
   (the pages carry no script, so each order is a page of its own).
-- `students/<student>.html`: one page per student covering all their exercises.
+- `students/<student>.html`: one page per student covering all their exercises; a student on the roster is
+  named as the roster writes them (roster.relabel), and every file name keeps the letters of a name
+  (`Núñez_José`, pages._safe).
 - `submissions/<submission>.html`: one page per submission (a student's superseded ones included).
 - `gradebook_lms.csv`, and with a roster `gradebook_canvas.csv` or `gradebook_moodle.csv` (gradebook.py; the
   roster read and joined by roster.py).
@@ -51,7 +53,7 @@ from .pages import (
     submission_page,
     table_page,
 )
-from .roster import join, read_roster
+from .roster import join, read_roster, relabel
 
 FILE_MODE = 0o644
 """Reports are for others to read (a teaching assistant, a web server): not mkstemp's 0600."""
@@ -95,6 +97,8 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
         raise ReportError(say("reports: nothing graded", folder=graded_dir, skipped=extra))
     book = gradebook(graded)
     joined = join(book, read_roster(roster)) if roster is not None else None
+    if joined is not None:
+        graded, book, joined = relabel(graded, joined)  # by the roster's name, wherever it has the student
     report = ClassReport(graded, book, joined, {g.folder: page_name(g) for g in graded},
                          student_pages([r.student for r in book.rows]), skipped,
                          {r.student: reasons for r in book.rows if (reasons := student_attention(r, book))})
@@ -112,9 +116,9 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
             page_name_ = report.students[row.student]
             roster_student = joined.student_of(row.student) if joined else None
             said = [f"{ATTENTION_LABELS[k]}: {v}" for k, v in report.attention.get(row.student, {}).items()]
+            roster_name = roster_student.name if roster_student and roster_student.name != row.student else ""
             files.write(out / "students" / f"{page_name_}.html",
-                        student_page(row, book, report.pages, True, code, said,
-                                     roster_student.name if roster_student else ""))
+                        student_page(row, book, report.pages, True, code, said, roster_name))
             if for_students is not None:
                 files.write(for_students / page_name_ / "index.html",
                             student_page(row, book, report.pages, False, code))

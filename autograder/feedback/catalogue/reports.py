@@ -33,6 +33,7 @@ TEMPLATES: dict[str, str] = {
     "reports: roster unknown": "{path} is neither a Canvas gradebook export (columns Student, ID, SIS User ID, SIS "
                                "Login ID, Section, then assignments) nor a Moodle grades export (First name, Last "
                                "name, ID number, Email address, then grade items); its columns are: {columns}",
+    "reports: not on the roster label": "not on the roster",
     # who needs attention, and why (reports/analysis.py)
     "reports: attention tampering": "Flagged as tampering",
     "reports: attention tampering why": "a check failed because the code changed the grader or torch, or the "
