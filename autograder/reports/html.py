@@ -15,7 +15,10 @@ What `write_report` writes into OUT:
 - `gradebook_lms.csv`, and with a roster `gradebook_canvas.csv` or `gradebook_moodle.csv` (gradebook.py; the
   roster read and joined by roster.py).
 
-and, with `for_students`, a folder per student holding only their own page (`DIR/<student>/index.html`):
+A file whose exercise the batch could not decide (exercise `unknown`, analysis.UNDECIDED) is listed under
+"needs attention" with the reason, and nowhere else: no exercise, column, student page or missing entry.
+
+And, with `for_students`, a folder per student holding only their own page (`DIR/<student>/index.html`):
 nothing about classmates, nothing only a teacher should see (the grader's traceback, submission names
 and paths, tampering flags).
 
@@ -33,7 +36,7 @@ from pathlib import Path
 
 from ..feedback.wording import say
 from ..files import write_atomically
-from .analysis import ATTENTION_LABELS, student_attention
+from .analysis import ATTENTION_LABELS, student_attention, undecided
 from .gradebook import (
     gradebook,
     lms_csv,
@@ -95,13 +98,14 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
     if not graded:
         extra = say("reports: nothing graded skipped", count=len(skipped), first=skipped[0]) if skipped else ""
         raise ReportError(say("reports: nothing graded", folder=graded_dir, skipped=extra))
+    graded, unsure = undecided(graded)  # files of no exercise the batch could tell: under "needs attention" only
     book = gradebook(graded)
     joined = join(book, read_roster(roster)) if roster is not None else None
     if joined is not None:
         graded, book, joined = relabel(graded, joined)  # by the roster's name, wherever it has the student
     report = ClassReport(graded, book, joined, {g.folder: page_name(g) for g in graded},
                          student_pages([r.student for r in book.rows]), skipped,
-                         {r.student: reasons for r in book.rows if (reasons := student_attention(r, book))})
+                         {r.student: reasons for r in book.rows if (reasons := student_attention(r, book))}, unsure)
     code = {g.folder: answer_lines(g.result) for g in graded}
     warnings = [say("reports: skipped", line=line) for line in skipped]
     paths: dict = {"index": out / "index.html", "gradebook": out / "gradebook_lms.csv",
@@ -136,6 +140,9 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
                          for row, names in joined.ambiguous]
         for page in ORDERS:
             files.write(out / page, table_page(report, page))
+    if unsure:
+        warnings.append(say("reports: undecided", count=len(unsure), index=paths["index"],
+                            submissions=", ".join(g.result.submission or g.folder for g in unsure)))
     errors = [f"{r.student}/{e}" for r in book.rows for e in r.grader_errors]
     if errors:
         where = say("reports: grader errors where lms", file=lms_file) if lms_file else \

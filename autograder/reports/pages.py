@@ -8,7 +8,7 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
@@ -214,6 +214,7 @@ class ClassReport:
     students: dict[str, str]  # student -> their page's name, without .html
     skipped: list[str]
     attention: dict[str, dict[str, str]]  # student -> reason -> detail
+    undecided: list[Graded] = field(default_factory=list)  # files of no decided exercise (analysis.UNDECIDED)
 
 
 def roster_names(joined: RosterJoin | None) -> list[str]:
@@ -230,6 +231,11 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
                    for s, reasons in sorted(report.attention.items()) if key in reasons]
         if entries:
             attention.append({"label": label, "why": why, "entries": entries})
+    if report.undecided:
+        entries = [{"name": g.result.submission or g.folder, "href": "", "detail": g.result.output}
+                   for g in report.undecided]
+        attention.insert(0, {"label": say("reports: attention undecided"),
+                             "why": say("reports: attention undecided why"), "entries": entries})
     class_wide = failed_by_all(graded)
     if class_wide:
         attention.append({"label": say("reports: attention failed by all"),
