@@ -194,3 +194,29 @@ def test_moodle_import_file_gains_no_unknown_column(tmp_path, capsys):
     lines = (out / "gradebook_moodle.csv").read_text().splitlines()
     assert lines == ["First name,Last name,ID number,Institution,Department,Email address,"
                      "Assignment: 03_residual_add (Real)", "Ada,Lovelace,S1,U,C,ada@example.edu,10"]
+
+
+def test_stray_files_graded_by_the_batch_reach_no_gradebook(tmp_path, capsys):
+    """The same, with the batch's own verdicts: `autograder grade` on a class folder holding a file it cannot tell
+    the exercise of (`ada/hw3.py`, a loose `scratch.py`), into the graded folder of a Canvas class."""
+    graded = canvas_class(tmp_path)
+    (tmp_path / "class" / "ada").mkdir(parents=True)
+    (tmp_path / "class" / "ada" / "hw3.py").write_text("x = 1\n")
+    (tmp_path / "class" / "scratch.py").write_text("y = 2\n")
+    assert autograder(["grade", str(tmp_path / "class"), "--out", str(graded)]) == 0
+    assert json.loads((graded / "scratch.py" / "results.json").read_text())["exercise"] == "unknown"
+    capsys.readouterr()
+    rc, out = report(graded, tmp_path, "--roster", str(canvas_roster(tmp_path)), "--for-students",
+                     str(tmp_path / "hand"))
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    index = (out / "index.html").read_text(encoding="utf-8")
+    attention, rest = index.split('id="attention"', 1)[1].split('id="missing"', 1)
+    assert "ada__hw3.py (hw3.py does not say which exercise it is" in attention
+    assert "scratch.py (scratch.py does not say which exercise it is" in attention
+    assert "unknown" not in rest and "hw3" not in rest and "scratch" not in rest
+    assert "unknown" not in (out / "gradebook_canvas.csv").read_text().splitlines()[0]
+    assert "unknown" not in (out / "gradebook_lms.csv").read_text().splitlines()[0]
+    assert sorted(p.name for p in (tmp_path / "hand").iterdir()) == sorted(
+        ["Núñez_José", "Ångström_Zoë", "Lovelace_Ada", "Smith_John_jsmith1", "Smith_John_jsmith2", "mallory"])
+    assert "2 file(s) of no exercise the grader could tell" in err
