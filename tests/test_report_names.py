@@ -20,7 +20,8 @@ ROSTER = [  # (roster name, Canvas user id, login)
     ("Lovelace, Ada", "2003", "ada"),
     ("Smith, John", "2004", "jsmith1"),
     ("Smith, John", "2005", "jsmith2"),
-    ("O'Brien, Siobhán", "2006", "obrien"),  # hands nothing in
+    ("O'Brien, Siobhán", "2006", "obrien"),  # these two hand nothing in
+    ("Smith, John", "2007", "jsmith3"),
 ]
 
 
@@ -47,9 +48,9 @@ def canvas_roster(folder: Path) -> Path:
 
 def canvas_class(folder: Path) -> Path:
     """Canvas downloads (`<login-ish name>_<user id>_<submission id>_<file>`) of the roster's students but
-    O'Brien, two exercises each; and one file of a student not on the roster."""
+    the last two, two exercises each; and one file of a student not on the roster."""
     graded = folder / "grades"
-    for _, user, login in ROSTER[:-1]:
+    for _, user, login in ROSTER[:-2]:
         for i, exercise in ((3, "residual_add"), (2, "data_trap")):
             file = f"{login.replace('_', '')}_{user}_{int(user) * 10 + i}_{i:02d}_{exercise}.ipynb"
             write_result(graded, file, exercise, "passed", 10, f"downloads/{file}")
@@ -80,12 +81,14 @@ def test_students_are_named_as_the_roster_writes_them(tmp_path, capsys):
     rows = list(csv.DictReader(io.StringIO((out / "gradebook_lms.csv").read_text(encoding="utf-8"))))
     assert sorted(r["student"] for r in rows) == sorted(
         ["Núñez, José", "Ångström, Zoë", "Lovelace, Ada", "Smith, John (jsmith1)", "Smith, John (jsmith2)",
-         "O'Brien, Siobhán", "mallory"])
+         "O'Brien, Siobhán", "Smith, John (jsmith3)", "mallory"])
     assert {r["student"]: r["total"] for r in rows}["Núñez, José"] == "20"
     for page in ("index.html", "by_name.html", "by_score.html", "by_status.html"):
         text = (out / page).read_text(encoding="utf-8")
         assert "angstromzoe" not in text and "nunezjose" not in text, page
     assert "Ångström, Zoë" in (out / "by_name.html").read_text(encoding="utf-8")
+    missing = (out / "index.html").read_text(encoding="utf-8").split('id="missing"', 1)[1]
+    assert "O&#39;Brien, Siobhán, Smith, John (jsmith3)" in missing  # as the gradebook names them
     canvas = list(csv.reader(io.StringIO((out / "gradebook_canvas.csv").read_text(encoding="utf-8"))))
     assert [r[0] for r in canvas[2:]] == [name for name, _, _ in ROSTER]  # the roster's rows, as it wrote them
     assert "mallory" in capsys.readouterr().err  # not on the roster: said, and left out of the LMS file

@@ -29,7 +29,7 @@ from .gradebook import (
     number,
 )
 from .graded import Graded
-from .roster import RosterJoin
+from .roster import RosterJoin, roster_labels
 
 TOP_CHECKS = 10
 
@@ -218,7 +218,11 @@ class ClassReport:
 
 
 def roster_names(joined: RosterJoin | None) -> list[str]:
-    return [s.name for s in joined.missing] if joined else []
+    """The roster students with no submission, each labelled as roster.relabel labels those with one."""
+    if joined is None:
+        return []
+    labels = roster_labels(joined.roster)
+    return [labels.get(s.index, s.name) for s in joined.missing]
 
 
 def overview_page(report: ClassReport, lms_file: str = "") -> str:
