@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..core.evidence import label as trial_label
 from ..core.outcome import Trial
-from ..core.result import Result
+from ..core.result import Result, TestResult
 from ..core.status import Status
 from ..exercises import EXERCISES
 from ..feedback.wording import say
@@ -66,12 +66,33 @@ def failing_counts(graded: list[Graded]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+# The exercise of a result whose exercise the batch could not decide (`hw3.py`, a notebook without metadata, a
+# stray `scratch.py`): batch.py grades it as malformed under this name. The report lists it under "needs
+# attention" with the reason, and nowhere else: not an exercise, not a column, not on a student's page.
+UNDECIDED = "unknown"
+
+# How a gated check's output begins (checks.gated): the check was not counted because the answer does not yet
+# do what the exercise is about. It says nothing about that check itself: not counted as failed here.
+GATED = "Not counted yet: "
+
+
+def undecided(graded: list[Graded]) -> tuple[list[Graded], list[Graded]]:
+    """The results of a decided exercise, and those the batch could not tell the exercise of (UNDECIDED)."""
+    return [g for g in graded if g.exercise != UNDECIDED], [g for g in graded if g.exercise == UNDECIDED]
+
+
+def _gated(t: TestResult) -> bool:
+    return t.status == Status.FAILED and (t.output.startswith(GATED) or t.brief.startswith(GATED))
+
+
 def _failed_checks(g: Graded) -> set[str]:
-    return {t.name for t in g.result.tests if t.status == Status.FAILED}
+    """The checks that ran and failed: a gated check (not counted yet) did not run as itself."""
+    return {t.name for t in g.result.tests if t.status == Status.FAILED and not _gated(t)}
 
 
 def _checks(g: Graded) -> set[str]:
-    return {t.name for t in g.result.tests}
+    """The checks that ran: every check but the gated ones."""
+    return {t.name for t in g.result.tests if not _gated(t)}
 
 
 def exercise_list(exercises: list[str], book: Gradebook) -> str:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
@@ -28,7 +29,7 @@ from .gradebook import (
     number,
 )
 from .graded import Graded
-from .roster import RosterJoin
+from .roster import RosterJoin, roster_labels
 
 TOP_CHECKS = 10
 
@@ -84,10 +85,33 @@ def answer_lines(result: Result) -> list[str] | None:
         return None
 
 
+# Names Windows refuses for a file or folder, whatever their extension (`nul.txt`), when a folder is unzipped.
+WINDOWS_RESERVED = re.compile(r"(?i)(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?")
+# A file name's UTF-8 bytes at most (file systems hold 255; a zip's reader and `.html` want room).
+MAX_NAME_BYTES = 120
+
+
+def _kept(c: str) -> bool:
+    return unicodedata.category(c)[0] in "LMN" or c in "._-"  # letters (with their accents), digits, . _ -
+
+
 def _safe(name: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip(".") or "_"
-    if len(name) > 80:
-        name = name[:66] + "-" + hashlib.sha256(name.encode()).hexdigest()[:12]
+    """A file or folder name for `name` that keeps its letters, in any script: NFC (a name typed on a Mac and
+    one typed elsewhere are one name), anything but letters, marks, digits, `.`, `_` and `-` as `_` (no `/`,
+    no control character, no `:` or `*` that Windows or a zip refuses; a run of them as one, none at either
+    end), no leading or trailing `.`, no Windows device name (`CON`), and at most MAX_NAME_BYTES bytes, cut
+    with a hash of the whole that keeps two long names apart (`Ada Lovelace` -> `Ada_Lovelace`, `Núñez José`
+    -> `Núñez_José`, `../x` -> `x`)."""
+    name = unicodedata.normalize("NFC", name)
+    name = "".join(c if _kept(c) else "\0" for c in name)
+    name = re.sub("\0+", "_", name.strip("\0.")) or "_"  # a run of what is not kept as one `_`
+    if WINDOWS_RESERVED.fullmatch(name):
+        name = "_" + name
+    if len(name.encode()) > MAX_NAME_BYTES:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+        while len(name.encode()) > MAX_NAME_BYTES - 13:
+            name = name[:-1]
+        name = name + "-" + digest
     return name
 
 
@@ -96,7 +120,9 @@ def page_name(graded: Graded) -> str:
 
 
 def student_pages(students: list[str]) -> dict[str, str]:
-    """A file name per student, safe and unique (`Ada Lovelace` -> `Ada_Lovelace`, `../x` -> `x`)."""
+    """A file name per student, safe (`_safe`) and unique: two students whose names differ only in case or in
+    what `_safe` replaced (`Ada Lovelace`, `Ada_Lovelace`) get `-2` and so on, as a case-insensitive file
+    system (macOS, Windows) or a zip unpacked there would otherwise make them one folder."""
     taken: set[str] = set()
     out = {}
     for student in sorted(students):
@@ -188,10 +214,15 @@ class ClassReport:
     students: dict[str, str]  # student -> their page's name, without .html
     skipped: list[str]
     attention: dict[str, dict[str, str]]  # student -> reason -> detail
+    undecided: list[Graded] = field(default_factory=list)  # files of no decided exercise (analysis.UNDECIDED)
 
 
 def roster_names(joined: RosterJoin | None) -> list[str]:
-    return [s.name for s in joined.missing] if joined else []
+    """The roster students with no submission, each labelled as roster.relabel labels those with one."""
+    if joined is None:
+        return []
+    labels = roster_labels(joined.roster)
+    return [labels.get(s.index, s.name) for s in joined.missing]
 
 
 def overview_page(report: ClassReport, lms_file: str = "") -> str:
@@ -204,6 +235,11 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
                    for s, reasons in sorted(report.attention.items()) if key in reasons]
         if entries:
             attention.append({"label": label, "why": why, "entries": entries})
+    if report.undecided:
+        entries = [{"name": g.result.submission or g.folder, "href": "", "detail": g.result.output}
+                   for g in report.undecided]
+        attention.insert(0, {"label": say("reports: attention undecided"),
+                             "why": say("reports: attention undecided why"), "entries": entries})
     class_wide = failed_by_all(graded)
     if class_wide:
         attention.append({"label": say("reports: attention failed by all"),

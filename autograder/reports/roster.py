@@ -5,6 +5,10 @@ described in gradebook.py.
 A row joins its roster student by Canvas user id where the file names carried one, then by SIS id, login,
 email or ID number, then by name. Submissions whose student is not on the roster, and names that match several
 roster students, are left out of the LMS file and reported (`RosterJoin`).
+
+Once joined, a student is labelled by their name as the roster writes it (`relabel`), on every page, in
+gradebook_lms.csv and in the folders handed back: not by the login or file name their submissions came
+under (`ada`, `lovelaceada`), so one student is one name everywhere, accents and all.
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..feedback.wording import say
 from ..intake.files import RefusedFile, read_bounded
-from .gradebook import Cell, Gradebook, Row, norm
+from .gradebook import Cell, Gradebook, Row, gradebook, norm
 from .graded import Graded, ReportError
 
 ROSTER_LIMIT = 50_000_000
@@ -197,3 +202,37 @@ def _merge(rows: list[Row]) -> Row:
             cells.setdefault(e, []).extend(cell.submissions)
     return Row(" + ".join(r.student for r in rows), {e: Cell(tuple(s)) for e, s in cells.items()},
                rows[0].lms, rows[0].lms_id)
+
+
+def _label(s: RosterStudent) -> str:
+    return next((s.cells[c] for c in ("SIS Login ID", "SIS User ID", "ID number", "Email address", "Username")
+                 if s.cells.get(c)), s.lms_id or str(s.index + 1))
+
+
+def roster_labels(roster: Roster) -> dict[int, str]:
+    """A label per roster student (by index): their name as the roster writes it; where several share a name,
+    with their login, SIS id, ID number or email after it (`Smith, John (jsmith)`) to keep them apart."""
+    names = Counter(s.name for s in roster.students)
+    return {s.index: s.name if names[s.name] == 1 else f"{s.name} ({_label(s)})"
+            for s in roster.students if s.name}
+
+
+def relabel(graded: list[Graded], joined: RosterJoin) -> tuple[list[Graded], Gradebook, RosterJoin]:
+    """The graded submissions, their gradebook and the join, with each joined student labelled by their name on
+    the roster (roster_labels): rows that joined one roster student become that student's one row. Students
+    not on the roster, or matching several, keep the label their files gave them."""
+    labels = roster_labels(joined.roster)
+    taken = set(labels.values())
+    new = {student: labels[i] for student, i in joined.index_of.items() if i in labels}
+    for row in (*joined.unmatched, *(r for r, _ in joined.ambiguous)):
+        if row.student in taken:  # a login that happens to be another student's roster name stays apart
+            new[row.student] = f"{row.student} ({say('reports: not on the roster label')})"
+    graded = [replace(g, student=new.get(g.student, g.student)) for g in graded]
+    book = gradebook(graded)
+    rows = {r.student: r for r in book.rows}
+    matched = {i: rows[labels[i]] for i in joined.matched if i in labels and labels[i] in rows}
+    matched.update({i: row for i, row in joined.matched.items() if i not in matched})
+    return graded, book, RosterJoin(
+        joined.roster, matched, {new.get(s, s): i for s, i in joined.index_of.items()},
+        tuple(rows.get(new.get(r.student, r.student), r) for r in joined.unmatched),
+        tuple((rows.get(new.get(r.student, r.student), r), names) for r, names in joined.ambiguous))

@@ -15,6 +15,8 @@ TEMPLATES: dict[str, str] = {
     "reports: lms note": "{file}: {note}",
     "reports: not on the roster": "{file}: {count} student(s) not on the roster, left out: {students}",
     "reports: several roster students": "{file}: {student} matches several roster students ({names}), left out",
+    "reports: undecided": "{count} file(s) of no exercise the grader could tell, left out of the gradebooks and "
+                          "the students' pages (under Needs attention in {index}): {submissions}",
     "reports: grader errors": "{count} grader error(s): no score, and no total for those students ({where}); "
                               "regrade them: {submissions}",
     "reports: grader errors where": "grader_error in gradebook_lms.csv",
@@ -33,6 +35,7 @@ TEMPLATES: dict[str, str] = {
     "reports: roster unknown": "{path} is neither a Canvas gradebook export (columns Student, ID, SIS User ID, SIS "
                                "Login ID, Section, then assignments) nor a Moodle grades export (First name, Last "
                                "name, ID number, Email address, then grade items); its columns are: {columns}",
+    "reports: not on the roster label": "not on the roster",
     # who needs attention, and why (reports/analysis.py)
     "reports: attention tampering": "Flagged as tampering",
     "reports: attention tampering why": "a check failed because the code changed the grader or torch, or the "
@@ -47,6 +50,9 @@ TEMPLATES: dict[str, str] = {
     "reports: attention not attempted why": "handed in the exercise untouched",
     "reports: attention same check": "Failing the same check everywhere",
     "reports: attention same check why": "the same check failed in every exercise they ran that has it (two or more)",
+    "reports: attention undecided": "Of no exercise the grader could tell",
+    "reports: attention undecided why": "graded nowhere: regrade each with --exercise ID, or ask the student for "
+                                        "the exercise's notebook",
     "reports: attention failed by all": "Failed by every submission that ran",
     "reports: attention failed by all why": "the exercise, its hints or the check may need a look",
     # what each status means, in the pages' legend (reports/pages.py)
