@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 
 from autograder import cli
 from autograder.assign import SETUP_TAG, exercise_notebook
-from autograder.release import without_solutions
+from autograder.release import LEFT_OUT, without_solutions
 from autograder.submission import is_answer_cell
 from tests.conftest import ROOT, SOLUTIONS
 
@@ -177,6 +177,16 @@ def test_no_line_of_any_answer_is_anywhere_in_the_student_edition(edition):
              for path, text in files.items() if line in text]
     assert not leaks, "\n".join(leaks)
 
+
+def test_the_pages_that_give_answers_away_are_left_out_and_say_so(edition):
+    """Each page of LEFT_OUT keeps its place (the table of contents, the chapters' links) and its title, and
+    holds no code: it tells the student that the teacher holds it back."""
+    assert "after/fixes.md" in LEFT_OUT
+    for name in LEFT_OUT:
+        page = (edition / "book" / name).read_text(encoding="utf-8")
+        title = page.splitlines()[0]
+        assert title.startswith("# ") and title in (ROOT / "book" / name).read_text(encoding="utf-8").splitlines()
+        assert "```" not in page and ":::" not in page and "teacher" in page
 
 def test_the_edition_points_at_the_teachers_copy(edition):
     assert f'Repository = "{URL}"' in (edition / "pyproject.toml").read_text()
