@@ -46,15 +46,11 @@ Then open `exercises/` in Jupyter (`pip install jupyterlab && jupyter lab exerci
 buttons of the book (`book/`, built with `jupyter-book build book`). In each notebook: predict, run the
 failure, find the line, write your fix in the answer cell, and run `check("<exercise>")`.
 """
+# The book's pages that give the exercises' answers away (book/after/fixes.md shows each exercise's fix as code):
+# the edition has, in each one's place, a page of the same title saying it was left out, so that the table of
+# contents and the chapters' links to it still hold (its words: "cli: release left out page").
+# tests/test_release.py looks for every line of every answer in the edition.
 LEFT_OUT = ("after/fixes.md",)
-"""The book's pages that give the exercises' answers away (book/after/fixes.md shows each exercise's fix as code):
-the edition has, in each one's place, a page of the same title saying it was left out, so that the table of
-contents and the chapters' links to it still hold. tests/test_release.py looks for every line of every answer."""
-LEFT_OUT_PAGE = """# {title}
-
-This page shows the fix of each exercise, as code: it is the answer key, so the student edition of the course
-leaves it out. Ask your teacher for it once your exercises are graded.
-"""
 _OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{[^}]+\}")
 _OPTION = re.compile(r"^:[\w-]+:")
 _SOLUTION_CLASS = re.compile(r"^:class:.*\bsolution\b")
@@ -128,7 +124,7 @@ def _book(book: Path, folder: Path, url: str) -> None:
         if page.is_file():
             title = next((ln[2:].strip() for ln in page.read_text(encoding="utf-8").splitlines()
                           if ln.startswith("# ")), "Left out")
-            write_atomically(page, LEFT_OUT_PAGE.format(title=title))
+            write_atomically(page, say("cli: release left out page", title=title))
     for page in folder.rglob("*.md"):
         text = page.read_text(encoding="utf-8")
         kept = without_solutions(text)
