@@ -7,7 +7,8 @@ OUT holds what a student needs and nothing that gives an exercise away:
 - `exercises/`: the exercise notebooks, made from the solutions as `autograder assign` makes them, their setup
   cell installing the course from URL;
 - `book/`: the book's source, its launch buttons and links pointing at URL, without the blocks a chapter marks
-  as an exercise's solution (a MyST directive with `:class: solution`);
+  as an exercise's solution (a MyST directive with `:class: solution`), and with each page of LEFT_OUT (the
+  exercises' fixes) replaced by a page that says the teacher holds it back;
 - `binder/`: Binder's environment, for the book's Binder buttons.
 
 URL is where the teacher publishes OUT (a repository of their own): the setup cell, pyproject.toml's
@@ -45,6 +46,11 @@ Then open `exercises/` in Jupyter (`pip install jupyterlab && jupyter lab exerci
 buttons of the book (`book/`, built with `jupyter-book build book`). In each notebook: predict, run the
 failure, find the line, write your fix in the answer cell, and run `check("<exercise>")`.
 """
+# The book's pages that give the exercises' answers away (book/after/fixes.md shows each exercise's fix as code):
+# the edition has, in each one's place, a page of the same title saying it was left out, so that the table of
+# contents and the chapters' links to it still hold (its words: "cli: release left out page").
+# tests/test_release.py looks for every line of every answer in the edition.
+LEFT_OUT = ("after/fixes.md",)
 _OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{[^}]+\}")
 _OPTION = re.compile(r"^:[\w-]+:")
 _SOLUTION_CLASS = re.compile(r"^:class:.*\bsolution\b")
@@ -113,6 +119,12 @@ def _book(book: Path, folder: Path, url: str) -> None:
     sphinx.setdefault("html_theme_options", {})["repository_provider"] = provider(url)
     write_atomically(path, "# The student edition's book (autograder release): its repository is the teacher's.\n"
                      + yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    for name in LEFT_OUT:
+        page = folder / name
+        if page.is_file():
+            title = next((ln[2:].strip() for ln in page.read_text(encoding="utf-8").splitlines()
+                          if ln.startswith("# ")), "Left out")
+            write_atomically(page, say("cli: release left out page", title=title))
     for page in folder.rglob("*.md"):
         text = page.read_text(encoding="utf-8")
         kept = without_solutions(text)

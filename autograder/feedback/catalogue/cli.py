@@ -31,6 +31,9 @@ TEMPLATES: dict[str, str] = {
     "cli: release no repository line": "pyproject.toml has no [project.urls] Repository line to point at your copy",
     "cli: release no solutions": "no solution notebooks in {folder}: run release from the course's repository",
     "cli: release no book repository": "book/_config.yml has no repository to point at your copy",
+    "cli: release left out page": (
+        "# {title}\n\nThis page shows the fix of each exercise, as code: it is the answer key, so the student edition "
+        "of the course leaves it out. Ask your teacher for it once your exercises are graded.\n"),
     # export's configuration (bundle/config.py)
     "cli: export unknown exercises": "unknown exercise(s) {unknown}; known: {known}",
     "cli: export timeout": "timeout must be positive",
