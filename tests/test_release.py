@@ -20,8 +20,8 @@ from nbclient import NotebookClient
 
 from autograder import cli
 from autograder.assign import SETUP_TAG, exercise_notebook
+from autograder.intake.submission import is_answer_cell
 from autograder.release import LEFT_OUT, without_solutions
-from autograder.submission import is_answer_cell
 from tests.conftest import ROOT, SOLUTIONS
 
 URL = "https://git.example.edu/teacher/inplace-course"
