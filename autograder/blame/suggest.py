@@ -21,7 +21,7 @@ from .construct import construction_rewrites, module_ops
 from .cst_edit import Source, changed_lines, names_read, parsed, plain_code, statement, unified_diff
 from .culprit import Culprit, Read, Rewrite
 from .rewrite import OUT_OF_PLACE, clone_saved, write_rewrites, written_name
-from .steps import is_step, later_backward, step_rewrites, step_words
+from .steps import is_step, later_backward_of, step_rewrites, step_words
 
 MAX_LINE = 400
 """Longer culprit lines are not parsed in the grader: they come from the student's code."""
@@ -100,7 +100,9 @@ def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
     if src is not None and stmt is not None and is_step(src.code(stmt)):
         return step_rewrites(c, src, stmt, read)
     if c.grad_mode is False:
-        return []  # a write under no_grad: the fix is outside the line (words)
+        # a write made with gradients off is the program's intent (a buffer, a power iteration's vector, a queue,
+        # running statistics, an EMA teacher): it stays as it is, and backward gets a copy where it saved the tensor
+        return _unique(clone_saved(c, read))
     found = write_rewrites(c, src, stmt) if src is not None and stmt is not None else []
     if module_ops(c.op) and not any(r.kind == "not_inplace" for r in found):
         found += construction_rewrites(c, read)
@@ -108,7 +110,10 @@ def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
     # a method writing through another name (a view, an argument): the copy of the saved tensor comes first
     alias = stmt is not None and not c.method.endswith("__setitem__") and not _subscript_write(stmt) and (
         written_name(stmt) not in (None, *_names_in(c.saved_code)))
-    found = copy + found if alias or not found else found + copy
+    return _unique(copy + found if alias or not found else found + copy)
+
+
+def _unique(found: list[Rewrite]) -> list[Rewrite]:
     unique: dict[tuple[str, str], Rewrite] = {}
     for r in found:
         unique.setdefault((r.file, r.text), r)
@@ -120,9 +125,9 @@ def words(c: Culprit, code: str | None, read: Read | None = None) -> str:
     shown = f"`{code}`" if code else f"`{c.op}`"
     if is_step(code):
         src, stmt = _statement(c, read) if read is not None else (None, None)
-        return step_words(c, code or "opt.step()", later_backward(src, stmt) if src and stmt else None)
+        return step_words(c, code or "opt.step()", later_backward_of(c, src, stmt) if src and stmt else None)
     if c.grad_mode is False:
-        return say("blame: words no_grad", shown=shown, saved=c.saved())
+        return say("blame: words no_grad", shown=shown, saved=c.saved(), at=_saved_at(c))
     if module_ops(c.op):
         return say("blame: words inplace module", shown=shown, op=c.op, saved=c.saved())
     if c.method == "__setitem__":
@@ -219,6 +224,10 @@ def read_source(file: str) -> str | None:
     """A file's text as Python sees it: linecache knows notebook cells and the grader's `<answer>`."""
     lines = linecache.getlines(file)
     return "".join(lines) if lines else None
+
+
+def _saved_at(c: Culprit) -> str:
+    return say("blame: at line", line=c.at(c.saved_line)) if c.saved_line else ""
 
 
 def _subscript_write(stmt: cst.SimpleStatementLine) -> bool:
