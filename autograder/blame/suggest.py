@@ -46,6 +46,9 @@ class Suggestion:
     kind: str = "words"
     contract: str = "same"
     rewrite: Rewrite | None = field(default=None, repr=False, compare=False)
+    advises: tuple[str, ...] = ()
+    """For words: the kinds of rewrite the words advise (`clone_first` for "write into a copy"): a --fix that
+    tried each of them and saw each fail withdraws the words (fix.py): never advice shown not to work."""
 
     @classmethod
     def of(cls, rewrite: Rewrite, original: str, c: Culprit) -> Suggestion:
@@ -67,7 +70,7 @@ class Suggestion:
     def text(self, status: str | None = None) -> str:
         """The suggestion as shown; `status` says whether it was verified (by default: not yet, --fix would)."""
         if self.after is None:
-            return say("blame: words only", why=self.why)
+            return say("blame: words only", why=self.why, status=status or say("blame: words not verified"))
         shown = say("blame: not verified, --fix would") if status is None else status
         return say("blame: suggested fix", status=shown, diff=self.diff.rstrip(), why=self.why)
 
@@ -153,7 +156,24 @@ def _suggestions(c: Culprit, code: str | None, read: Read) -> tuple[list[Suggest
         original = read(r.file)
         if original is not None:
             found.append(Suggestion.of(r, original, c))
-    return found, Suggestion(words(c, code, read), c.file, c.at(c.line), code)
+    return found, Suggestion(words(c, code, read), c.file, c.at(c.line), code, advises=advised(c, code))
+
+
+def advised(c: Culprit, code: str | None) -> tuple[str, ...]:
+    """The kinds of rewrite `words` advises for this culprit (each is also a rewrite --fix may try)."""
+    if is_step(code):
+        return ("move_step",) if not c.line_ran_again else ("detach_state",)
+    if c.grad_mode is False:
+        return ("clone_saved",)
+    if module_ops(c.op):
+        return ("not_inplace",)
+    if c.method == "__setitem__":
+        return ("clone_first",)
+    if c.method.endswith("_") and not c.method.startswith("_") and c.method[:-1] in OUT_OF_PLACE:
+        return ("out_of_place", "clone_first")
+    if c.method.endswith("_") and not c.method.startswith("_"):
+        return ("clone_first", "clone_saved")
+    return ("expand", "out_of_place", "clone_first")
 
 
 def suggest(report: Any, read: Read | None = None) -> Suggestion | None:

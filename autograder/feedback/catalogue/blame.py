@@ -21,7 +21,15 @@ TEMPLATES: dict[str, str] = {
     "blame: report modifications": "  {count} modifications since it was saved (the first is the culprit):",
     "blame: report modification": "    {number}. {op} at {where} -> version {version}",
     # a suggestion, shown (blame/suggest.py)
-    "blame: words only": "What to do (no safe automatic rewrite):\n  {why}",
+    "blame: words only": "What to do (no safe automatic rewrite; {status}):\n  {why}",
+    "blame: costs": "Verified rewrites and what each costs (the one kept costs least):\n{costs}",
+    "blame: cost": "({kind}) {file}:{line}: {lines} line(s) changed, {copied} values copied by `clone()` per forward",
+    "blame: cost unmeasured": "an unmeasured number of",
+    "blame: words not verified": "advice in words, not verified: nothing applied it or ran it",
+    "blame: advice withdrawn": (
+        "No advice: every rewrite these words would advise ({kinds}) was applied in the scratch folder and run, and "
+        "none removed the error with the program's numbers kept (each is listed above as tried and not kept). The "
+        "two lines named above are where to look."),
     "blame: suggested fix": "Suggested fix ({status}):\n{diff}\n  why: {why}",
     "blame: not verified, --fix would": "not verified: `autograder blame --fix` applies it and checks it",
     "blame: not verified, nothing ran": "not verified: nothing was run again",
