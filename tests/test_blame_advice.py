@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from autograder.blame.advice import applied, checked_advice
 from autograder.blame.fix import Repair
 from autograder.blame.suggest import Suggestion, suggestions
@@ -84,8 +82,9 @@ def test_words_whose_rewrites_all_failed_are_withdrawn_and_others_say_they_are_u
 def _fix(name: str, tmp_path: Path) -> dict:
     copy = tmp_path / name
     shutil.copy(CASES / name, copy)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-m", "autograder.blame.script", "--fix", "--json", name], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)["fix"]
 

@@ -24,8 +24,7 @@ from ..result import Result
 from ..status import Status
 from .suggest import Suggestion, suggest_from_line
 
-Grade = Callable[[str], Result]
-"""Grades an answer's code with the exercise's checks (public scenarios at least): the caller's grading path."""
+Grade = Callable[[str], Result]  # grades an answer's code with the exercise's checks: the caller's grading path
 
 
 @dataclass(frozen=True)

@@ -76,8 +76,7 @@ class Repair:
     """Why the verified rewrite was not written (transaction.CouldNotWrite)."""
     originals: dict[Path, str] = field(default_factory=dict)
     shown: dict[Path, str] = field(default_factory=dict)
-    costs: list[Cost] = field(default_factory=list)
-    """Each verified rewrite of the first culprit and what it costs; the one kept costs least."""
+    costs: list[Cost] = field(default_factory=list)  # each verified rewrite of the first culprit: kept, the least
 
     @property
     def status(self) -> int:

@@ -46,9 +46,9 @@ class Suggestion:
     kind: str = "words"
     contract: str = "same"
     rewrite: Rewrite | None = field(default=None, repr=False, compare=False)
+    # for words: the kinds of rewrite they advise (`clone_first` for "write into a copy"); a --fix that tried
+    # each of them and saw each fail withdraws the words (fix.py): never advice shown not to work
     advises: tuple[str, ...] = ()
-    """For words: the kinds of rewrite the words advise (`clone_first` for "write into a copy"): a --fix that
-    tried each of them and saw each fail withdraws the words (fix.py): never advice shown not to work."""
 
     @classmethod
     def of(cls, rewrite: Rewrite, original: str, c: Culprit) -> Suggestion:

@@ -1,4 +1,5 @@
 import torch
+
 torch.manual_seed(0)
 actor = torch.nn.Linear(3, 2)
 critic = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))

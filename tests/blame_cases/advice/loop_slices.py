@@ -1,4 +1,5 @@
 import torch
+
 torch.manual_seed(0)
 conv = torch.nn.Conv1d(2, 2, 3, padding=1)
 x = torch.randn(2, 3, 2, 5, requires_grad=True)
