@@ -41,6 +41,25 @@ REFERENCES = {"out_of_place": say("blame: reference out_of_place"), "same": say(
 """What each rewrite's contract is compared with (verify.py, gradients.py)."""
 
 
+@dataclass(frozen=True)
+class Cost:
+    """What a verified rewrite costs: the lines it changes, and the values `clone()` copies in one forward (before
+    the first backward pass) of its verification run (None: not measured)."""
+
+    suggestion: Suggestion
+    lines: int
+    copied: int | None
+
+    def text(self) -> str:
+        s = self.suggestion
+        copied = say("blame: cost unmeasured") if self.copied is None else str(self.copied)
+        return say("blame: cost", kind=s.kind, file=s.file, line=s.line, lines=self.lines, copied=copied)
+
+
+def _lines(s: Suggestion) -> int:
+    return max(len((s.before or "").splitlines()), len((s.after or "").splitlines()))
+
+
 @dataclass
 class Repair:
     """What --fix found: the rewrites that together are verified (culprit after culprit), every rewrite tried
@@ -57,6 +76,7 @@ class Repair:
     """Why the verified rewrite was not written (transaction.CouldNotWrite)."""
     originals: dict[Path, str] = field(default_factory=dict)
     shown: dict[Path, str] = field(default_factory=dict)
+    costs: list[Cost] = field(default_factory=list)  # each verified rewrite of the first culprit: kept, the least
 
     @property
     def status(self) -> int:
@@ -83,10 +103,14 @@ class Repair:
         data["verification"] = (self.verification or (self.tried[0][1] if self.tried else None) or _unverified()).detail
         data["backup"] = ", ".join(self.backup_names().values()) or None
         data["tried"] = [{"kind": s.kind, "file": s.file, "line": s.line, "not_kept": v.detail} for s, v in self.tried]
+        data["costs"] = [{"kind": c.suggestion.kind, "file": c.suggestion.file, "line": c.suggestion.line,
+                          "lines": c.lines, "values_copied_per_forward": c.copied} for c in self.costs]
         if self.refused is not None:
             data["refused"] = self.refused
         if not self.kept and self.words is not None:
-            data["words"] = self.words.why
+            withdrawn = self.withdrawn()
+            data["words"] = say("blame: advice withdrawn", kinds=withdrawn) if withdrawn else self.words.why
+            data["words_verified"] = False
         return data
 
     def text(self) -> str:
@@ -97,15 +121,28 @@ class Repair:
             lines.append(say("blame: fix diff", status=status, diff=self.diff().rstrip()))
             lines += [say("blame: fix why", file=s.file, line=s.line, why=s.why) for s in self.kept]
             lines.append(say("blame: verified", detail=self.verification.detail))
+            if len(self.costs) > 1:
+                lines.append(say("blame: costs", costs="\n".join("  " + c.text() for c in self.costs)))
             if self.refused is not None:
                 lines.append(say("blame: not written", why=self.refused))
             else:
                 lines += [say("blame: fixed", file=self.shown[p], backup=b) for p, b in self.backup_names().items()]
         else:
             lines.append(say("blame: no rewrite verified"))
-            if self.words is not None:
+            withdrawn = self.withdrawn()
+            if withdrawn:
+                lines.append(say("blame: advice withdrawn", kinds=withdrawn))
+            elif self.words is not None:
                 lines.append(self.words.text())
         return "\n".join(lines)
+
+    def withdrawn(self) -> str | None:
+        """The kinds of rewrite the words advise when --fix tried every one of them and none worked (then the
+        words are not shown: advice the tool's own attempts showed does not work is never printed); else None."""
+        if self.kept or self.words is None or not self.words.advises:
+            return None
+        failed = {s.kind for s, _ in self.tried}
+        return ", ".join(self.words.advises) if set(self.words.advises) <= failed else None
 
 
 class Search:
@@ -139,6 +176,7 @@ class Search:
         candidates, words = found
         if depth == 0:
             self.repair.words = words
+        verified: list[tuple[Cost, tuple[list[Suggestion], Verification, dict[Path, str]]]] = []
         for s in candidates:
             path = self.sources.resolve(s.file) if s.rewrite is not None and s.file else None
             if path is None or self.sources.file(s.file or "") is None or self.runs >= MAX_TRIES:
@@ -157,8 +195,15 @@ class Search:
             self.runs += 1
             verification, recording = verify(self.program.rewritten({str(p): t for p, t in new_texts.items()}), ref,
                                              self.timeout)
-            if verification.verified:
+            if verification.verified and depth > 0:
                 return now, verification, new_texts
+            if verification.verified:
+                cost = Cost(s, _lines(s), recording.get("copied"))
+                self.repair.costs.append(cost)
+                verified.append((cost, (now, verification, new_texts)))
+                if not cost.copied:
+                    break  # nothing copied: no verified candidate can cost less per forward
+                continue  # a copy: a later candidate (out of place, one line) may be verified and copy less
             moved = self._moved_on(report, recording, ref)
             if moved is not None and depth + 1 < MAX_CULPRITS:
                 self.progress(say("blame: another culprit follows", file=moved["culprit"]["file"],
@@ -167,6 +212,8 @@ class Search:
                 if deeper is not None:
                     return deeper
             self.repair.tried.append((s, verification))
+        if verified:  # the smallest repair: fewest values copied per forward, then fewest lines changed
+            return min(verified, key=lambda v: (v[0].copied or 0, v[0].lines))[1]
         return None
 
     def _read(self, name: str, texts: dict[Path, str]) -> str | None:

@@ -154,6 +154,21 @@ class Recorder:
                     "inplace": PREFIX in str(error), "report": report.to_json() if report else None}}
 
 
+class Copies(TorchFunctionMode):
+    """Counts the values `clone()` copies before the first backward pass: what one forward copies (a rewrite's
+    cost, --fix's measure of the smallest repair)."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        super().__init__()
+        self.recorder, self.values = recorder, 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func is torch.Tensor.clone and self.recorder.count == 0 and isinstance(out, torch.Tensor):
+            self.values += out.numel()
+        return out
+
+
 class OutOfPlace(TorchFunctionMode):
     """Each culprit op, when called from its culprit's line, runs out of place: `add_` as `add`, and
     `inplace=True` as `inplace=False`. Its caller gets the new tensor (`h += x` then rebinds `h`)."""
@@ -253,6 +268,7 @@ def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: Sequ
     if out_of_place:
         culprit = OutOfPlace([(file, int(line), op) for file, line, op in (s.rsplit(":", 2) for s in out_of_place)])
     recorder = Recorder(truncate=mode == "truncated")
+    copies = Copies(recorder) if mode == "plain" else None
     overrides = Overrides(sources or {})
     sys.meta_path.insert(0, overrides)
     if show is not None:  # from here on, every write Python makes stays in the scratch folder
@@ -267,7 +283,8 @@ def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: Sequ
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     status, error = 0, None
     try:
-        with contextlib.redirect_stdout(sys.stderr), context, culprit or contextlib.nullcontext():
+        with contextlib.redirect_stdout(sys.stderr), context, culprit or contextlib.nullcontext(), \
+                copies or contextlib.nullcontext():
             overrides.run_main(path)
     except SystemExit as e:
         status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
@@ -278,6 +295,7 @@ def run(path: str, argv: list[str], mode: str, float64: bool, out_of_place: Sequ
         step_hook.remove()
     result = recorder.result(status, error, float64)
     result["out_of_place_calls"] = culprit.count if culprit else None
+    result["copied"] = copies.values if copies else None
     return result
 
 

@@ -44,7 +44,8 @@ def write_rewrites(c: Culprit, src: Source, stmt: cst.SimpleStatementLine) -> li
             found += _aug_assign(c, src, stmt, small)
         elif isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Subscript) for t in small.targets):
             target = next(t.target for t in small.targets if isinstance(t.target, cst.Subscript))
-            found += _clone_first(c, src, stmt, _base(target), plain_code(small))
+            if not _reads_what_it_writes(c, small, _base(target)):
+                found += _clone_first(c, src, stmt, _base(target), plain_code(small))
         else:
             found += _calls(c, src, stmt, small)
     return found
@@ -98,7 +99,7 @@ def _clone_read(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, small: c
         return []
     reads = _tensor_reads(value)
     written = _culprit_names(c, read)
-    chosen = [code for code in reads if code in written]
+    chosen = [code for code in reads if code in written or _slice_of(reads[code][0]) in written]
     if not chosen and c.saved_as == "input" and len(reads) == 1:
         chosen = list(reads)
     found = []
@@ -120,6 +121,7 @@ def _tensor_reads(value: cst.BaseExpression) -> dict[str, list[cst.BaseExpressio
     """The names and attribute chains a saving expression reads as data: call arguments, operands, the
     object of a method call or a subscript (`q @ self.k.transpose(-1, -2)` reads `q` and `self.k`), by code."""
     found: dict[str, list[cst.BaseExpression]] = {}
+    slices: dict[str, list[cst.BaseExpression]] = {}
     for node in walk(value, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation)):
         if isinstance(node, cst.Call):
             parts = [a.value for a in node.args]
@@ -134,7 +136,16 @@ def _tensor_reads(value: cst.BaseExpression) -> dict[str, list[cst.BaseExpressio
         for part in parts:
             if isinstance(part, (cst.Name, cst.Attribute)) and _may_be_tensor(part):
                 found.setdefault(plain_code(part), []).append(part)
-    return found
+            elif _slice_of(part) is not None and _may_be_tensor(_base(part)):
+                slices.setdefault(plain_code(part), []).append(part)
+    # a slice read (`T[b][t]` in `T[b][t] = conv(T[b][t])`) is copied before the whole tensor: it copies less
+    return {**slices, **found}
+
+
+def _slice_of(node: cst.BaseExpression) -> str | None:
+    """`T` for the outermost subscript `T[b][t]` of a name or an attribute chain; None for anything else."""
+    base = _base(node)
+    return plain_code(base) if isinstance(node, cst.Subscript) and isinstance(base, (cst.Name, cst.Attribute)) else None
 
 
 _NOT_DATA = frozenset({"self", "torch", "F", "nn", "np", "math", "functional", "cls"})
@@ -268,6 +279,12 @@ def _clone_first(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, base: c
     edited = src.edited({stmt: cst.FlattenSentinel([copy, stmt.with_changes(leading_lines=())])})
     return [Rewrite("clone_first", c.file, edited,
                     say("blame: why clone first", copy=name, write=write, saved=c.saved()))]
+
+
+def _reads_what_it_writes(c: Culprit, small: cst.Assign, base: cst.BaseExpression) -> bool:
+    """`T[b][t] = conv(T[b][t])`, the statement that saved the tensor: a copy of `T` put before it would be read,
+    saved and written by the same statement, and the error would stay. The copy goes where it reads."""
+    return c.saved_line == c.line and plain_code(base) in names_read(small.value)
 
 
 def written_name(stmt: cst.SimpleStatementLine) -> str | None:

@@ -34,7 +34,7 @@ def is_step(code: str | None) -> bool:
 
 def step_words(c: Culprit, step: str, later: tuple[str, int] | None) -> str:
     """A state carried from an earlier pass: detach it. Otherwise which two fixes, and why neither is automatic."""
-    if c.line_ran_again:
+    if c.line_ran_again and later is None:  # a later backward in the same block: two losses, not a carried state
         saver = (say("blame: code at line", code=c.saved_code, line=c.at(c.saved_line))
                  if c.saved_code and c.saved_line else say("blame: the line that saved it"))
         return say("blame: words step, carried state", step=step, saver=saver)
@@ -51,6 +51,11 @@ def later_backward(src: Source, step: cst.SimpleStatementLine) -> tuple[str, int
     return (_code(found[0].body[found[2]]), src.line_of(found[0].body[found[2]])) if found else None
 
 
+def later_backward_of(c: Culprit, src: Source, step: cst.SimpleStatementLine) -> tuple[str, int] | None:
+    """`later_backward` from where the step is made for the training loop (a helper's caller: `step_site`)."""
+    return later_backward(src, step_site(c, src, step)[0])
+
+
 def _next_backward(src: Source,
                    step: cst.SimpleStatementLine) -> tuple[cst.IndentedBlock | cst.Module, int, int] | None:
     """(the step's block, the step's place in it, the place of the next statement calling `.backward(`)."""
@@ -63,8 +68,29 @@ def _next_backward(src: Source,
 
 
 def step_rewrites(c: Culprit, src: Source, stmt: cst.SimpleStatementLine, read: Read) -> list[Rewrite]:
+    at, own = step_site(c, src, stmt)
+    restrict = _restrict(c, src, at, own)
+    if at is not stmt and restrict:
+        return restrict  # a step inside a helper, between a loss's forward and its backward: no state is carried
     detach = _detach_state(c, src, stmt, read) or (_detach_from_line(c, src, stmt) if c.line_ran_again else [])
-    return detach + _restrict(c, src, stmt)
+    return detach + restrict
+
+
+def step_site(c: Culprit, src: Source,
+              stmt: cst.SimpleStatementLine) -> tuple[cst.SimpleStatementLine, str | None]:
+    """(the statement of the training code that makes the step, the optimizer that steps). A step is known by what
+    it writes, an optimizer's parameters, wherever it is called from: `opt_c.step()` inside `update_critic(...)`
+    is made, for the loop, by the call `update_critic(...)`, the statement a later backward follows."""
+    own = _stepper(stmt)
+    if _next_backward(src, stmt) is not None:
+        return stmt, own
+    for file, line in c.chain[1:4]:
+        if file != c.file:
+            break
+        caller = src.statement_at(line)
+        if caller is not None and caller is not stmt and _next_backward(src, caller) is not None:
+            return caller, own
+    return stmt, own
 
 
 def _detach_from_line(c: Culprit, src: Source, step: cst.SimpleStatementLine) -> list[Rewrite]:
@@ -202,7 +228,7 @@ def _detach_forms(state: list[str], lstm: bool) -> list[str]:
     return [pair, tensor] if lstm else [tensor, pair]
 
 
-def _restrict(c: Culprit, src: Source, step: cst.SimpleStatementLine) -> list[Rewrite]:
+def _restrict(c: Culprit, src: Source, step: cst.SimpleStatementLine, own: str | None) -> list[Rewrite]:
     """The later backward kept, with `inputs=`, to the parameters of the optimizer that steps after it (not the
     culprit's): first with the culprit step where it is, then with the step moved after that backward."""
     found = _next_backward(src, step)
@@ -212,7 +238,6 @@ def _restrict(c: Culprit, src: Source, step: cst.SimpleStatementLine) -> list[Re
     backward = block.body[later]
     call = _backward_call(backward)
     stepper = _next_stepper(src, block, later)
-    own = _stepper(step)
     if call is None or stepper is None or own is None or stepper == own:
         return []
     params = _parameters(src, stepper, backward)

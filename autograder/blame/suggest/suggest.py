@@ -21,7 +21,7 @@ from .construct import construction_rewrites, module_ops
 from .cst_edit import Source, changed_lines, names_read, parsed, plain_code, statement, unified_diff
 from .culprit import Culprit, Read, Rewrite
 from .rewrite import OUT_OF_PLACE, clone_saved, write_rewrites, written_name
-from .steps import is_step, later_backward, step_rewrites, step_words
+from .steps import is_step, later_backward_of, step_rewrites, step_words
 
 MAX_LINE = 400
 """Longer culprit lines are not parsed in the grader: they come from the student's code."""
@@ -46,6 +46,9 @@ class Suggestion:
     kind: str = "words"
     contract: str = "same"
     rewrite: Rewrite | None = field(default=None, repr=False, compare=False)
+    # for words: the kinds of rewrite they advise (`clone_first` for "write into a copy"); a --fix that tried
+    # each of them and saw each fail withdraws the words (fix.py): never advice shown not to work
+    advises: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, rewrite: Rewrite, original: str, c: Culprit) -> Suggestion:
@@ -67,7 +70,7 @@ class Suggestion:
     def text(self, status: str | None = None) -> str:
         """The suggestion as shown; `status` says whether it was verified (by default: not yet, --fix would)."""
         if self.after is None:
-            return say("blame: words only", why=self.why)
+            return say("blame: words only", why=self.why, status=status or say("blame: words not verified"))
         shown = say("blame: not verified, --fix would") if status is None else status
         return say("blame: suggested fix", status=shown, diff=self.diff.rstrip(), why=self.why)
 
@@ -100,7 +103,9 @@ def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
     if src is not None and stmt is not None and is_step(src.code(stmt)):
         return step_rewrites(c, src, stmt, read)
     if c.grad_mode is False:
-        return []  # a write under no_grad: the fix is outside the line (words)
+        # a write made with gradients off is the program's intent (a buffer, a power iteration's vector, a queue,
+        # running statistics, an EMA teacher): it stays as it is, and backward gets a copy where it saved the tensor
+        return _unique(clone_saved(c, read))
     found = write_rewrites(c, src, stmt) if src is not None and stmt is not None else []
     if module_ops(c.op) and not any(r.kind == "not_inplace" for r in found):
         found += construction_rewrites(c, read)
@@ -108,7 +113,10 @@ def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
     # a method writing through another name (a view, an argument): the copy of the saved tensor comes first
     alias = stmt is not None and not c.method.endswith("__setitem__") and not _subscript_write(stmt) and (
         written_name(stmt) not in (None, *_names_in(c.saved_code)))
-    found = copy + found if alias or not found else found + copy
+    return _unique(copy + found if alias or not found else found + copy)
+
+
+def _unique(found: list[Rewrite]) -> list[Rewrite]:
     unique: dict[tuple[str, str], Rewrite] = {}
     for r in found:
         unique.setdefault((r.file, r.text), r)
@@ -120,9 +128,9 @@ def words(c: Culprit, code: str | None, read: Read | None = None) -> str:
     shown = f"`{code}`" if code else f"`{c.op}`"
     if is_step(code):
         src, stmt = _statement(c, read) if read is not None else (None, None)
-        return step_words(c, code or "opt.step()", later_backward(src, stmt) if src and stmt else None)
+        return step_words(c, code or "opt.step()", later_backward_of(c, src, stmt) if src and stmt else None)
     if c.grad_mode is False:
-        return say("blame: words no_grad", shown=shown, saved=c.saved())
+        return say("blame: words no_grad", shown=shown, saved=c.saved(), at=_saved_at(c))
     if module_ops(c.op):
         return say("blame: words inplace module", shown=shown, op=c.op, saved=c.saved())
     if c.method == "__setitem__":
@@ -148,7 +156,24 @@ def _suggestions(c: Culprit, code: str | None, read: Read) -> tuple[list[Suggest
         original = read(r.file)
         if original is not None:
             found.append(Suggestion.of(r, original, c))
-    return found, Suggestion(words(c, code, read), c.file, c.at(c.line), code)
+    return found, Suggestion(words(c, code, read), c.file, c.at(c.line), code, advises=advised(c, code))
+
+
+def advised(c: Culprit, code: str | None) -> tuple[str, ...]:
+    """The kinds of rewrite `words` advises for this culprit (each is also a rewrite --fix may try)."""
+    if is_step(code):
+        return ("move_step",) if not c.line_ran_again else ("detach_state",)
+    if c.grad_mode is False:
+        return ("clone_saved",)
+    if module_ops(c.op):
+        return ("not_inplace",)
+    if c.method == "__setitem__":
+        return ("clone_first",)
+    if c.method.endswith("_") and not c.method.startswith("_") and c.method[:-1] in OUT_OF_PLACE:
+        return ("out_of_place", "clone_first")
+    if c.method.endswith("_") and not c.method.startswith("_"):
+        return ("clone_first", "clone_saved")
+    return ("expand", "out_of_place", "clone_first")
 
 
 def suggest(report: Any, read: Read | None = None) -> Suggestion | None:
@@ -219,6 +244,10 @@ def read_source(file: str) -> str | None:
     """A file's text as Python sees it: linecache knows notebook cells and the grader's `<answer>`."""
     lines = linecache.getlines(file)
     return "".join(lines) if lines else None
+
+
+def _saved_at(c: Culprit) -> str:
+    return say("blame: at line", line=c.at(c.saved_line)) if c.saved_line else ""
 
 
 def _subscript_write(stmt: cst.SimpleStatementLine) -> bool:

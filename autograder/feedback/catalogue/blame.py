@@ -21,17 +21,26 @@ TEMPLATES: dict[str, str] = {
     "blame: report modifications": "  {count} modifications since it was saved (the first is the culprit):",
     "blame: report modification": "    {number}. {op} at {where} -> version {version}",
     # a suggestion, shown (blame/suggest/suggest.py)
-    "blame: words only": "What to do (no safe automatic rewrite):\n  {why}",
+    "blame: words only": "What to do (no safe automatic rewrite; {status}):\n  {why}",
+    "blame: costs": "Verified rewrites and what each costs (the one kept costs least):\n{costs}",
+    "blame: cost": "({kind}) {file}:{line}: {lines} line(s) changed, {copied} values copied by `clone()` per forward",
+    "blame: cost unmeasured": "an unmeasured number of",
+    "blame: words not verified": "advice in words, not verified: nothing applied it or ran it",
+    "blame: advice withdrawn": (
+        "No advice: every rewrite these words would advise ({kinds}) was applied in the scratch folder and run, and "
+        "none removed the error with the program's numbers kept (each is listed above as tried and not kept). The "
+        "two lines named above are where to look."),
     "blame: suggested fix": "Suggested fix ({status}):\n{diff}\n  why: {why}",
     "blame: not verified, --fix would": "not verified: `autograder blame --fix` applies it and checks it",
     "blame: not verified, nothing ran": "not verified: nothing was run again",
     "blame: not verified, dry run": "not verified: --dry-run runs nothing more",
     # what to do, in words, when no rewrite applies (blame/suggest/suggest.py)
     "blame: words no_grad": (
-        "{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): autograd does "
-        "not record it, yet it still changes {saved}, so backward still fails, and what it computes no longer "
-        "carries a gradient. Take it out of `torch.no_grad()` and make it out of place (`out = out + x` for "
-        "`out += x`; `inplace=True` dropped)."),
+        "{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): a write the "
+        "program means to make (a buffer, a state it keeps, running statistics, a queue), so keep it as it is. It "
+        "still changes {saved}, so give that line a copy: `.clone()` where it reads the tensor{at} (as PyTorch's "
+        "own spectral norm does), or make the write after the backward that needs the old values."),
+    "blame: at line": " (line {line})",
     "blame: words inplace module": (
         "{shown} calls a module or function with `inplace=True` ({op}), which overwrote its input, {saved}: build it "
         "without `inplace=True` where it is defined (`nn.ReLU()`)."),
