@@ -274,12 +274,12 @@ def _report_drift(drifts: list[str], fix: str, matches: str) -> int:
 
 
 def _usage(message: str) -> int:
-    _console(stderr=True).print(f"[red]error:[/] {message}")
+    _console(stderr=True).print(Text(say("cli: error", message=message), style="red"))
     return 2
 
 
 def _error(e: Exception) -> int:
-    _console(stderr=True).print(f"[bold red]error:[/] {e}")
+    _console(stderr=True).print(Text(say("cli: error", message=e), style="bold red"))  # never read as markup
     return 1
 
 

@@ -42,6 +42,7 @@ from pathlib import Path, PurePath
 
 from ..core.result import Result
 from ..core.status import Status
+from ..feedback.wording import say
 from ..intake.files import RefusedFile, read_bounded
 
 UNKNOWN_STUDENT = "(unknown)"
@@ -148,7 +149,7 @@ def scan(folder: Path) -> tuple[list[Graded], list[str]]:
     """Every FOLDER/<submission>/results.json that reads as the grader's, sorted by student, exercise and
     submission; and a line per one skipped (a link, a FIFO, too large, not JSON, not the grader's)."""
     if not _is_folder(folder):
-        raise ReportError(f"{folder} is not a folder: give the --out folder of `autograder grade`")
+        raise ReportError(say("reports: not a graded folder", folder=folder))
     graded, skipped = [], []
     for child in sorted(folder.iterdir()):
         if not _is_folder(child):
@@ -159,12 +160,12 @@ def scan(folder: Path) -> tuple[list[Graded], list[str]]:
         except FileNotFoundError:
             continue  # not a submission's folder (the report's own, say)
         except (RefusedFile, OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-            skipped.append(f"{child.name}/results.json: not read ({e}); regrade that submission")
+            skipped.append(say("reports: results not read", folder=child.name, why=e))
             continue
         try:
             result = Result.from_json(data)
         except ValueError as e:
-            skipped.append(f"{child.name}/results.json: not a results.json written by `autograder grade` ({e})")
+            skipped.append(say("reports: results not the grader's", folder=child.name, why=e))
             continue
         who = identify(result)
         graded.append(Graded(child.name, who.student, result, who.lms, who.lms_id, who.late))
@@ -186,7 +187,6 @@ def load(folder: Path) -> list[Graded]:
     """The graded submissions of `scan`; ReportError where there are none."""
     graded, skipped = scan(folder)
     if not graded:
-        extra = f" ({len(skipped)} skipped: {skipped[0]})" if skipped else ""
-        raise ReportError(f"no */results.json under {folder}{extra}: grade first with "
-                          f"`autograder grade ... --out {folder}`")
+        extra = say("reports: nothing graded skipped", count=len(skipped), first=skipped[0]) if skipped else ""
+        raise ReportError(say("reports: nothing graded", folder=folder, skipped=extra))
     return graded

@@ -1,6 +1,7 @@
 """The words of the command line's messages to whoever runs it."""
 
 TEMPLATES: dict[str, str] = {
+    "cli: error": "error: {message}",
     "cli: stopped": "The self-check {stopped}; --timeout sets the limit.",
     # grade
     "cli: jobs": "--jobs must be at least 1",

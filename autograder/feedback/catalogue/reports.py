@@ -11,6 +11,10 @@ TEMPLATES: dict[str, str] = {
     "reports: nothing graded": "no */results.json under {folder}{skipped}: grade first with "
                                "`autograder grade ... --out {folder}`",
     "reports: nothing graded skipped": " ({count} skipped: {first})",
+    "reports: not a graded folder": "{folder} is not a folder: give the --out folder of `autograder grade`",
+    "reports: results not read": "{folder}/results.json: not read ({why}); regrade that submission",
+    "reports: results not the grader's": (
+        "{folder}/results.json: not a results.json written by `autograder grade` ({why})"),
     "reports: skipped": "skipped {line}",
     "reports: lms note": "{file}: {note}",
     "reports: not on the roster": "{file}: {count} student(s) not on the roster, left out: {students}",
