@@ -4,8 +4,8 @@
 
 A node is one entry of `autograder/`'s listing: a module (`batch.py`) or a folder (`runner/`), as `ls` shows them.
 An arrow is an ordered pair of nodes where some module of the first imports some module of the second, at module
-level or inside a function (imports under `if TYPE_CHECKING:` are not counted: they are not run). Also printed:
-the cycles between modules (strongly connected components of the module graph, run-time imports only).
+level or inside a function (imports under `if TYPE_CHECKING:` are not counted: they are not run). Measured and
+nothing else: the workshop's import cycle is held by tests/test_workshop_imports.py, the layers by lint-imports.
 """
 
 from __future__ import annotations
@@ -68,44 +68,6 @@ def top(name: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Tarjan's strongly connected components of more than one module."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out = []
-    counter = [0]
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    sys.setrecursionlimit(10000)
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return out
-
-
 def main() -> None:
     checkout = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
     package = checkout / "autograder"
@@ -120,8 +82,6 @@ def main() -> None:
           f"{sum(not n.endswith('.py') for n in nodes)} folders)")
     print(f"import arrows between them: {len(arrows)}")
     print(f"modules: {len(found)}")
-    for comp in cycles(graph):
-        print("cycle:", " <-> ".join(comp))
 
 
 if __name__ == "__main__":

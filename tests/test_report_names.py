@@ -152,6 +152,18 @@ def test_same_check_everywhere_lists_only_checks_that_ran(tmp_path, capsys):
 # ---- files of no exercise ----------------------------------------------------------------------------------
 
 
+
+def canvas_report(graded, tmp_path, capsys):
+    """`autograder report` with the Canvas roster and folders for the students: (out, stderr, the overview,
+    its needs-attention part, and the rest of it after that part)."""
+    rc, out = report(graded, tmp_path, "--roster", str(canvas_roster(tmp_path)), "--for-students",
+                     str(tmp_path / "hand"))
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    index = (out / "index.html").read_text(encoding="utf-8")
+    attention, rest = index.split('id="attention"', 1)[1].split('id="missing"', 1)
+    return out, err, index, attention, rest
+
 def test_a_file_of_no_exercise_is_under_needs_attention_and_nowhere_else(tmp_path, capsys):
     graded = canvas_class(tmp_path)
     reason = "hw3.py does not say which exercise it is (no notebook metadata, no exercise id in its name): " \
@@ -160,12 +172,7 @@ def test_a_file_of_no_exercise_is_under_needs_attention_and_nowhere_else(tmp_pat
                  output=reason)
     write_result(graded, "scratch.py", "unknown", "malformed", 0, "class/scratch.py",
                  output=reason.replace("hw3.py", "scratch.py"))
-    rc, out = report(graded, tmp_path, "--roster", str(canvas_roster(tmp_path)), "--for-students",
-                     str(tmp_path / "hand"))
-    err = capsys.readouterr().err
-    assert rc == 0, err
-    index = (out / "index.html").read_text(encoding="utf-8")
-    attention, rest = index.split('id="attention"', 1)[1].split('id="missing"', 1)
+    out, err, index, attention, rest = canvas_report(graded, tmp_path, capsys)
     assert "Of no exercise the grader could tell" in attention and "ada_2003_77_hw3.py" in attention
     assert "hw3.py does not say which exercise it is" in attention and "scratch.py does not say" in attention
     assert "unknown" not in rest and "hw3" not in rest and "scratch" not in rest  # not an exercise, nobody missing it
@@ -209,12 +216,7 @@ def test_stray_files_graded_by_the_batch_reach_no_gradebook(tmp_path, capsys):
     assert autograder(["grade", str(tmp_path / "class"), "--out", str(graded)]) == 0
     assert json.loads((graded / "scratch.py" / "results.json").read_text())["exercise"] == "unknown"
     capsys.readouterr()
-    rc, out = report(graded, tmp_path, "--roster", str(canvas_roster(tmp_path)), "--for-students",
-                     str(tmp_path / "hand"))
-    err = capsys.readouterr().err
-    assert rc == 0, err
-    index = (out / "index.html").read_text(encoding="utf-8")
-    attention, rest = index.split('id="attention"', 1)[1].split('id="missing"', 1)
+    out, err, index, attention, rest = canvas_report(graded, tmp_path, capsys)
     assert "ada__hw3.py (hw3.py does not say which exercise it is" in attention
     assert "scratch.py (scratch.py does not say which exercise it is" in attention
     assert "unknown" not in rest and "hw3" not in rest and "scratch" not in rest

@@ -80,7 +80,9 @@ def same_values(original: Path, fixed: Path, kind: str | None) -> bool:
 
 
 def main(names: list[str]) -> int:
-    scripts = sorted([*HERE.glob("r[0-9]*.py"), *HERE.glob("s[0-9]*.py")])
+    # the real reports, the shapes written here, and the shapes tests/test_blame_advice.py holds (one copy each)
+    scripts = sorted([*HERE.glob("r[0-9]*.py"), *HERE.glob("s[0-9]*.py")]) + sorted(
+        (ROOT / "tests" / "blame_cases" / "advice").glob("*.py"))
     if names:
         scripts = [s for s in scripts if any(n in s.stem for n in names)]
     rows = []
