@@ -112,12 +112,21 @@ class _Seen:
             return
         self._hooked.add(id(optimizer))
 
+        latest: dict[int, float] = {}  # parameter -> the norm of its .grad when backward last wrote it
+
+        def accumulated(p: torch.Tensor) -> None:
+            latest[id(p)] = float(p.grad.detach().double().norm())
+
         def norm(opt, args, kwargs):
-            grads = [p.grad.detach().double().flatten() for g in opt.param_groups for p in g["params"]
-                     if p.grad is not None]
-            total = float(torch.cat(grads).norm()) if grads else 0.0
+            """At a step: the norm of the gradients backward left, before anything (a clipping) changed them."""
+            total = sum(v * v for v in latest.values()) ** 0.5
+            latest.clear()
             self.add(c.GRAD_NORM, "above 1" if total > 1 else "at most 1")
 
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if p.requires_grad:
+                    p.register_post_accumulate_grad_hook(accumulated)
         optimizer.register_step_pre_hook(norm)
 
 

@@ -30,9 +30,9 @@ CALLS = "calls"
 """How many times the code is called on one object in one scenario: "one", "several"."""
 OPTIMIZER = "optimizer"
 """The class of each optimizer handed to the code: "SGD", "Adam"."""
-GRAD_NORM = "gradient norm at a step"
-"""The norm of all gradients an optimizer handed to the code steps with: "at most 1", "above 1" (so a clipping
-to the usual max_norm=1 would act)."""
+GRAD_NORM = "gradient norm from backward"
+"""At each step of an optimizer handed to the code, the norm of the gradients backward left, before anything (a
+clipping) changed them: "at most 1", "above 1" (so a clipping to the usual max_norm=1 acts)."""
 
 KNOWN = {
     MODE: ("train", "eval"),

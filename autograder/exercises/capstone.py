@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from .. import checks, finite_differences, probes
+from . import _contract as contract
 from ..evidence import Evidence, Failed, failed
 from ..messages import INPLACE_ERROR
 from ..probes import GRAD, STATE
@@ -353,3 +354,11 @@ EXERCISE = Exercise(
               "\"harmless\".", _classified(CLASSIFY, bugs=False)),
     ),
 )
+
+CONTRACT = contract.Contract("train_step", (
+    contract.Dimension(contract.GRAD_NORM, ("at most 1", "above 1"), "SGD, gradient clipping (MAX_GRAD_NORM = 1.0)"),
+    contract.Dimension(contract.OPTIMIZER, ("SGD",), "the same optimizer: make_optimizer's SGD"),
+    contract.Dimension(contract.MODE, ("train",), "trains three steps"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "in float32 and float64"),
+))
+"""The situations the notebook lets `train_step` meet (tests/test_contracts_spanned.py measures them)."""

@@ -20,6 +20,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 
 from .. import checks, finite_differences, probes
+from . import _contract as contract
 from ..evidence import Evidence, failed
 from ..messages import INPLACE_ERROR, VERSION_CHECK
 from ..probes import GRAD
@@ -173,3 +174,9 @@ EXERCISE = Exercise(
               _caught((LATER,)), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("prelu_", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "a column-major input too"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `prelu_` meet (tests/test_contracts_spanned.py measures them)."""

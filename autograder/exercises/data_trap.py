@@ -19,6 +19,7 @@ from typing import Any, cast
 import torch
 
 from .. import checks, finite_differences, probes
+from . import _contract as contract
 from ..messages import INPLACE_ERROR
 from ..probes import GRAD
 from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
@@ -128,3 +129,9 @@ EXERCISE = Exercise(
                            "`logits` or `target` in place; compute with new tensors instead"), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("clamped_softmax_loss", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "logits of any layout"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `clamped_softmax_loss` meet (tests/test_contracts_spanned.py measures them)."""

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from .. import checks, probes
+from . import _contract as contract
 from ..evidence import Evidence
 from ..messages import LEAF_INPLACE_ERROR
 from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
@@ -229,3 +230,12 @@ EXERCISE = Exercise(
                           "optimizer.zero_grad() does by default since torch 2.0"), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("sgd_step", (
+    contract.Dimension(contract.GRADS_AT_ENTRY, ("non-zero",), "`params` is a list of leaves that require grad and "
+                       "have a `.grad` (a model's parameters)"),
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "the contract allows any leaf"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+    contract.Dimension(contract.CALLS, ("several",), "after one step and after three"),
+))
+"""The situations the notebook lets `sgd_step` meet (tests/test_contracts_spanned.py measures them)."""

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from .. import checks, finite_differences, probes
+from . import _contract as contract
 from ..messages import VIEW_MODIFIED
 from ..probes import GRAD
 from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
@@ -155,3 +156,9 @@ EXERCISE = Exercise(
               public=True),
     ),
 )
+
+CONTRACT = contract.Contract("Attention", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "a sequence-first input too"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `Attention` meet (tests/test_contracts_spanned.py measures them)."""

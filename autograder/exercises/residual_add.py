@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from .. import checks, finite_differences, probes
+from . import _contract as contract
 from ..messages import INPLACE_ERROR
 from ..probes import BUFFER, GRAD
 from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
@@ -133,3 +134,10 @@ EXERCISE = Exercise(
               public=True),
     ),
 )
+
+CONTRACT = contract.Contract("ResidualBlock", (
+    contract.Dimension(contract.MODE, ("train", "eval"), "in training and in eval mode"),
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "channels-last input too"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `ResidualBlock` meet (tests/test_contracts_spanned.py measures them)."""

@@ -26,6 +26,7 @@ import torch
 from torch.autograd.graph import saved_tensors_hooks
 
 from .. import checks, probes
+from . import _contract as contract
 from ..evidence import Evidence, failed
 from ..messages import INPLACE_ERROR
 from ..probes import GRAD
@@ -530,3 +531,10 @@ EXERCISE = Exercise(
               ), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("pack_hook", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "any tensor autograd saves, views too"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+    contract.Dimension(contract.CALLS, ("several",), "every tensor a graph saves"),
+))
+"""The situations the notebook lets `pack_hook` meet (tests/test_contracts_spanned.py measures them)."""

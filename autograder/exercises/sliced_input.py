@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import checks, finite_differences, probes
+from . import _contract as contract
 from ..evidence import Evidence, GraderError
 from ..messages import INPLACE_ERROR
 from ..probes import GRAD, STATE
@@ -247,3 +248,9 @@ EXERCISE = Exercise(
               "label_tokens, before and after a forward pass.", Rule(_structure, None, STRUCTURE), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("TwoStageClassifier", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "tokens and mask of any layout"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `TwoStageClassifier` meet (tests/test_contracts_spanned.py measures them)."""
