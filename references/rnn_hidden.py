@@ -201,8 +201,9 @@ return losses
 # small and start empty: the scenario "gradients at entry, large targets" hands the model gradients left by the
 # caller's own backward, and targets large enough that clipping acts.
 FIXED = DETACH + carry("h_cur = detach(h_next)")
-WRONG["zero_grad after the step, not before the backward"] = (FIXED.replace("        optimizer.zero_grad()\n", "").replace(
-    "        optimizer.step()\n", "        optimizer.step()\n        optimizer.zero_grad()\n"), {"final weights"})
+WRONG["zero_grad after the step, not before the backward"] = (
+    FIXED.replace("        optimizer.zero_grad()\n", "").replace(
+        "        optimizer.step()\n", "        optimizer.step()\n        optimizer.zero_grad()\n"), {"final weights"})
 WRONG["gradients clipped before the step"] = (FIXED.replace(
     "        optimizer.step()\n",
     "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n        optimizer.step()\n"), {"final weights"})

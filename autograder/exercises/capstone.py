@@ -23,11 +23,11 @@ import torch
 from torch import nn
 
 from .. import checks, finite_differences, probes
-from . import _contract as contract
 from ..evidence import Evidence, Failed, failed
 from ..messages import INPLACE_ERROR
 from ..probes import GRAD, STATE
 from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 STEPS = 3
 """Training steps per trial: one batch each."""

@@ -20,11 +20,11 @@ import torch
 from torch.autograd.function import BackwardCFunction
 
 from .. import checks, finite_differences, probes
-from . import _contract as contract
 from ..evidence import Evidence, failed
 from ..messages import INPLACE_ERROR, VERSION_CHECK
 from ..probes import GRAD
 from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 MESSAGE_BOUND = 2000
 """How much of the message of the error a later change made backward raise is kept (it may be the answer's)."""

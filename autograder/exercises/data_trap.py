@@ -19,10 +19,10 @@ from typing import Any, cast
 import torch
 
 from .. import checks, finite_differences, probes
-from . import _contract as contract
 from ..messages import INPLACE_ERROR
 from ..probes import GRAD
 from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
+from . import _contract as contract
 
 MARGIN = 0.01
 """No probability is within 1% of eps: both sides of the kink agree in float32 and under finite differences."""

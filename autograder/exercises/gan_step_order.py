@@ -24,10 +24,10 @@ import torch
 from torch import nn
 
 from .. import checks, probes
-from . import _contract as contract
 from ..evidence import Evidence, Pair
 from ..messages import INPLACE_ERROR
 from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 STEPS = (1, 2)
 NETS = ("D", "G")
@@ -403,8 +403,8 @@ def _scenario(name: str, sizes: tuple[int, int, int], batch: int | tuple[int, in
               public: bool = False, grads_at_entry: bool = False, **layout: bool) -> Scenario:
     """Networks of `sizes` (noise, data, hidden) and `layout`, a batch of `batch`, G's and D's optimizers
     (kind, lr); grads_at_entry: both networks arrive with gradients in `.grad`."""
-    return Scenario(name, _drawer(*sizes, batch, grads_at_entry, **layout), _trainer(g[0], g[1], d[0], d[1], sizes, **layout),
-                    TRAINING_WRITES, public=public)
+    return Scenario(name, _drawer(*sizes, batch, grads_at_entry, **layout),
+                    _trainer(g[0], g[1], d[0], d[1], sizes, **layout), TRAINING_WRITES, public=public)
 
 
 PUBLIC_SGD, PUBLIC_ADAM, SGD, ADAM, MIXED = "public sgd", "public adam", "sgd", "adam", "sgd for G, adam for D"

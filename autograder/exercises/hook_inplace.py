@@ -22,11 +22,11 @@ import torch
 from torch import nn
 
 from .. import checks, probes
-from . import _contract as contract
 from ..evidence import Evidence, failed
 from ..messages import VIEW_MODIFIED
 from ..probes import GRAD
 from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 HOOK_VIEW_ERROR = re.compile(r"Output \d+ of BackwardHookFunction(Backward)? " + VIEW_MODIFIED)
 """PyTorch's refusal, as torch 2.13 words it (`of BackwardHookFunction`) and older releases

@@ -22,11 +22,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import checks, finite_differences, probes
-from . import _contract as contract
 from ..evidence import Evidence, GraderError, Pair
 from ..messages import INPLACE_ERROR
 from ..probes import GRAD
 from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 DEFAULT_P = 0.2
 """The spec's default drop_rate: a head constructed without it must drop with this probability."""

@@ -20,10 +20,10 @@ import torch
 from torch import nn
 
 from .. import checks, probes
-from . import _contract as contract
 from ..evidence import Evidence
 from ..messages import LEAF_INPLACE_ERROR
 from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 PARAM, COEF, START = Family("param"), Family("coef"), Family("momentum")
 """Inputs: each parameter's start value, its coefficient in the loss, its momentum buffer's start value

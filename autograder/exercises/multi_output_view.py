@@ -17,10 +17,10 @@ import torch
 from torch import nn
 
 from .. import checks, finite_differences, probes
-from . import _contract as contract
 from ..messages import VIEW_MODIFIED
 from ..probes import GRAD
 from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
+from . import _contract as contract
 
 MULTI_OUTPUT_VIEW_ERROR = re.compile(
     r"Output \d+ of \w+ " + VIEW_MODIFIED + r"\. This view is the output of a function that returns multiple views\."

@@ -13,10 +13,10 @@ import torch
 from torch import nn
 
 from .. import checks, finite_differences, probes
-from . import _contract as contract
 from ..messages import INPLACE_ERROR
 from ..probes import BUFFER, GRAD
 from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
+from . import _contract as contract
 
 
 class ResidualBlockLayout(nn.Module):

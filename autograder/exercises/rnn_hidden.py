@@ -21,10 +21,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import checks, probes
-from . import _contract as contract
 from ..evidence import Evidence
 from ..messages import INPLACE_ERROR
 from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 LR, MOMENTUM = 0.1, 0.9
 """The optimizer every trial trains with: SGD with momentum, built by the grader, the same for the

@@ -26,11 +26,11 @@ import torch
 from torch.autograd.graph import saved_tensors_hooks
 
 from .. import checks, probes
-from . import _contract as contract
 from ..evidence import Evidence, failed
 from ..messages import INPLACE_ERROR
 from ..probes import GRAD
 from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 PACK_CALLS, UNPACK_CALLS = "pack calls", "unpack calls"
 NO_HISTORY = "no history"

@@ -18,11 +18,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import checks, finite_differences, probes
-from . import _contract as contract
 from ..evidence import Evidence, GraderError
 from ..messages import INPLACE_ERROR
 from ..probes import GRAD, STATE
 from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 LABEL_LEN = 3
 """How many trailing positions the predicted label's tokens replace."""
