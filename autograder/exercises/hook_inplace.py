@@ -16,7 +16,7 @@ backward run with the hook (the gate).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -131,7 +131,7 @@ def _gradcam(ns, inputs, device, obs, train: bool = True):
     x = inputs["x"]
     obs["output"] = model(x).detach()
     model.zero_grad(set_to_none=True)
-    watch = HookWatch(model.target)
+    watch = HookWatch(cast(nn.Module, model.target))  # a submodule (nn.Module's __getattr__ also admits tensors)
     try:
         result = ns["gradcam"](model, x, inputs["target_class"])
     finally:
