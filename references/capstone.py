@@ -301,6 +301,16 @@ SAYS = {
 }
 
 # The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+# The script's step moved: the same values while gradients start empty, not when the model arrives with some
+# (the scenario "gradients at entry"). And its clipping deleted, which acts on the grader's batches.
+WRONG["zero_grad moved after the step"] = (script(FIX_RAISES, FIX_SILENT, (
+    "    optimizer.zero_grad()\n    loss = loss_fn(model(x), y)\n", "    loss = loss_fn(model(x), y)\n"), (
+    "    optimizer.step()\n    model.scale", "    optimizer.step()\n    optimizer.zero_grad()\n    model.scale")),
+    {"one step"})
+WRONG["the clipping deleted"] = (script(FIX_RAISES, FIX_SILENT, (
+    "    nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)\n    optimizer.step()",
+    "    optimizer.step()")), {"one step"})
+
 WRONG["starter without the raise"] = ('''RAISES, HARMLESS, SILENTLY_WRONG = "raises", "harmless", "silently wrong"
 
 

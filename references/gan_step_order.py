@@ -305,6 +305,13 @@ def train_step(G, D, opt_G, opt_D, real, noise):
 """, "runs")
 
 # The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+# Each optimizer's gradients zeroed after its step, not before its backward: the same as long as the networks
+# arrive with empty gradients; wrong when the caller's own backward left some (the scenario "gradients at entry").
+WRONG["gradients zeroed after the steps, not before the backward passes"] = (step(
+    SOLUTION_ORDER.replace("opt_D.zero_grad()\n", "").replace("opt_G.zero_grad()\n", "").replace(
+        "return d_loss.item()", "opt_D.zero_grad()\nopt_G.zero_grad()\nreturn d_loss.item()")),
+    {"D after step 1", "G after step 1"})
+
 WRONG["starter without the raise"] = ('''import torch
 import torch.nn.functional as F
 

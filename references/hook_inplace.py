@@ -193,6 +193,14 @@ SAYS = {
 
 # The right scores and gradients, without the `relu` and `pool` modules the task asks for: a state dict cannot
 # show them (they have no parameters), so the grader reads the submodules.
+# The in-place ReLU kept where no scenario used to go: a model in eval mode (Grad-CAM is usually run in eval
+# mode), and a hook kind other than the one gradcam registers (any hook-based tool: a full backward pre-hook).
+WRONG["in place in eval mode"] = (model_with(
+    "x = torch.relu(self.target(x)) if self.training else self.relu(self.target(x))"), {"backward runs"})
+WRONG["out of place only under a full backward hook"] = (model_with(
+    "x = torch.relu(self.target(x)) if self.target._backward_hooks else self.relu(self.target(x))"),
+    {"backward runs"})
+
 WRONG["functional ReLU and pooling, no relu or pool module"] = ("""
 import torch
 import torch.nn.functional as F

@@ -131,6 +131,10 @@ if self.training:
     h.mul_(self.keep)
 return self.fc(h.relu_())
 """), "dropout"),
+    # Dropout tied to whether gradients are recorded, not to the mode: Monte Carlo dropout (training mode under
+    # torch.no_grad or torch.inference_mode) would not drop.
+    "dropout only while gradients are recorded": (IN_PLACE_FIRST.replace(
+        "training=self.training", "training=self.training and torch.is_grad_enabled()"), "dropout"),
     # The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
     "starter without the raise": ("""import torch
 import torch.nn.functional as F

@@ -197,6 +197,17 @@ return losses
 """), "runs")
 
 # The starter with its `raise NotImplementedError` deleted (a `pass` in its place): it must earn nothing.
+# Steps the contract does not list, or lists in another order, that change nothing where the gradients are
+# small and start empty: the scenario "gradients at entry, large targets" hands the model gradients left by the
+# caller's own backward, and targets large enough that clipping acts.
+FIXED = DETACH + carry("h_cur = detach(h_next)")
+WRONG["zero_grad after the step, not before the backward"] = (
+    FIXED.replace("        optimizer.zero_grad()\n", "").replace(
+        "        optimizer.step()\n", "        optimizer.step()\n        optimizer.zero_grad()\n"), {"final weights"})
+WRONG["gradients clipped before the step"] = (FIXED.replace(
+    "        optimizer.step()\n",
+    "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n        optimizer.step()\n"), {"final weights"})
+
 WRONG["starter without the raise"] = ("""import torch
 
 

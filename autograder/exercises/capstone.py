@@ -28,6 +28,7 @@ from ..core.evidence import Evidence, Failed, failed
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD, STATE
+from . import _contract as contract
 
 STEPS = 3
 """Training steps per trial: one batch each."""
@@ -76,9 +77,16 @@ AFTER = {k: Family(f"after step {k}") for k in range(1, STEPS + 1)}
 TRAINING_WRITES = (LOSS, *AFTER.values())
 
 
-def _training_drawer(dim: int, hidden: int, classes: int, batch: int | tuple[int, int], outside: bool = False):
+GRAD_AT_ENTRY = Family("grad at entry")
+"""Inputs: what each parameter's `.grad` holds before the first step (`grad at entry gate.weight`), left by a
+backward of the caller's: the script's step zeroes the gradients first, so it must not count."""
+
+
+def _training_drawer(dim: int, hidden: int, classes: int, batch: int | tuple[int, int], outside: bool = False,
+                     grads_at_entry: bool = False):
     """batch (low, high): each step's batch size drawn per salt (the drawn tensors hold the largest; each step
-    takes its first rows, `batches`). `outside`: a temperature outside the clamp's range (_draw_model)."""
+    takes its first rows, `batches`). `outside`: a temperature outside the clamp's range (_draw_model).
+    `grads_at_entry`: the parameters arrive with gradients in `.grad` (GRAD_AT_ENTRY)."""
 
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         sizes = [batch] * STEPS if isinstance(batch, int) else \
@@ -86,12 +94,16 @@ def _training_drawer(dim: int, hidden: int, classes: int, batch: int | tuple[int
         if not isinstance(batch, int) and len(set(sizes)) == 1:
             sizes[-1] += 1  # unequal, whatever the draw
         rows = max(sizes)
-        return {
+        inputs = {
             **_draw_model(dim, hidden, classes, g, dtype, outside),
             "batches": ",".join(map(str, sizes)),
             "x": torch.randn(STEPS, rows, dim, generator=g, dtype=torch.float64).to(dtype),
             "y": torch.randint(0, classes, (STEPS, rows), generator=g),
         }
+        if grads_at_entry:
+            for key, t in probes.draw_state(NetLayout(dim, hidden, classes), g, dtype).items():
+                inputs[GRAD_AT_ENTRY.key(STATE.member(key))] = t * 10
+        return inputs
 
     return draw
 
@@ -107,6 +119,9 @@ def _as_loss(value: Any) -> float | str:
 
 def _train(ns, inputs, device, obs):
     model = _build(ns, inputs, device, inputs["x"].dtype)
+    for name, p in model.named_parameters():  # the caller's own backward left these, if any
+        entry = inputs.get(GRAD_AT_ENTRY.key(name))
+        p.grad = None if entry is None else entry.to(device).clone()
     optimizer = ns["make_optimizer"](model)
     sizes = [int(n) for n in inputs["batches"].split(",")]
     for k in range(1, STEPS + 1):
@@ -300,7 +315,8 @@ def _after_one_step() -> Rule:
 PUBLIC, SMALL, WIDE, GRADCHECK = "public", "small", "wide", "gradcheck"
 UNEQUAL, CLAMPED, LARGE, CLASSIFY = "batches of unequal sizes", "temperature outside the range", "large logits", \
     "classification"
-TRAINING = (PUBLIC, SMALL, WIDE, UNEQUAL, CLAMPED)
+DIRTY = "gradients at entry"
+TRAINING = (PUBLIC, SMALL, WIDE, UNEQUAL, CLAMPED, DIRTY)
 F64 = (torch.float64,)
 TRAINS = checks.completes(TRAINING, "Training")
 NEEDS = "training must first run, and one step be right (the checks `trains` and `one step`)"
@@ -325,6 +341,7 @@ EXERCISE = Exercise(
         Scenario(WIDE, _training_drawer(7, 24, 5, 20), _train, TRAINING_WRITES),
         Scenario(UNEQUAL, _training_drawer(6, 10, 4, (6, 20)), _train, TRAINING_WRITES),
         Scenario(CLAMPED, _training_drawer(5, 8, 3, 12, outside=True), _train, TRAINING_WRITES),
+        Scenario(DIRTY, _training_drawer(5, 8, 3, 10, grads_at_entry=True), _train, TRAINING_WRITES),
         Scenario(LARGE, _large_logits_drawer(6, 4), _loss_alone, ("large logits loss", GRAD)),
         Scenario(CLASSIFY, lambda g, dtype: {}, _classification, ("classification", "classification problem"),
                  dtypes=F64),
@@ -354,3 +371,13 @@ EXERCISE = Exercise(
               "\"harmless\".", _classified(CLASSIFY, bugs=False)),
     ),
 )
+
+CONTRACT = contract.Contract("train_step", (
+    contract.Dimension(contract.GRAD_NORM, ("at most 1", "above 1"), "SGD, gradient clipping (MAX_GRAD_NORM = 1.0)"),
+    contract.Dimension(contract.OPTIMIZER, ("SGD",), "the same optimizer: make_optimizer's SGD"),
+    contract.Dimension(contract.MODE, ("train",), "trains three steps"),
+    contract.Dimension(contract.GRADS_AT_ENTRY, ("none", "non-zero"), "the same values: the script's step zeroes "
+                       "the gradients first, so gradients the model arrives with do not count"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "in float32 and float64"),
+))
+"""The situations the notebook lets `train_step` meet (tests/test_contracts_spanned.py measures them)."""

@@ -25,6 +25,7 @@ from ..core.evidence import Evidence, failed
 from ..core.messages import INPLACE_ERROR, VERSION_CHECK
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
+from . import _contract as contract
 
 MESSAGE_BOUND = 2000
 """How much of the message of the error a later change made backward raise is kept (it may be the answer's)."""
@@ -174,3 +175,9 @@ EXERCISE = Exercise(
               _caught((LATER,)), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("prelu_", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "a column-major input too"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `prelu_` meet (tests/test_contracts_spanned.py measures them)."""

@@ -23,6 +23,7 @@ from ..core import checks
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import Check, Exercise, ExpectedError, Scenario, Symbol
 from ..probes import GRAD
+from . import _contract as contract
 
 MARGIN = 0.01
 """No probability is within 1% of eps: both sides of the kink agree in float32 and under finite differences."""
@@ -129,3 +130,9 @@ EXERCISE = Exercise(
                            "`logits` or `target` in place; compute with new tensors instead"), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("clamped_softmax_loss", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "logits of any layout"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `clamped_softmax_loss` meet (tests/test_contracts_spanned.py measures them)."""

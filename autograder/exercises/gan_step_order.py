@@ -28,6 +28,7 @@ from ..core import checks
 from ..core.evidence import Evidence, Pair
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 STEPS = (1, 2)
 NETS = ("D", "G")
@@ -38,6 +39,9 @@ LOSS = {(name, k): f"{name} {k}" for name in ("d_loss", "g_loss") for k in STEPS
 """The losses call k returned, as floats (`d_loss 1`)."""
 RETURNED = Family("returned")
 """Per call: why what train_step returned is not two losses; "" when it is (`returned 1`)."""
+GRAD_AT_ENTRY = Family("grad at entry")
+"""Inputs: what each parameter's `.grad` holds when train_step is first called (`grad at entry D.0.weight`), left by
+the caller's own backward: each optimizer steps on its own loss's gradient alone, so it must not count."""
 TRACE = Family("trace")
 """Per call, what the hooks saw (`trace 1 D steps`): see _Tracer.facts."""
 
@@ -53,9 +57,11 @@ class GanLayout(nn.Module):
         self.D = nn.Sequential(nn.Linear(data, hidden), nn.LeakyReLU(0.2), *d_hidden, nn.Linear(hidden, 1))
 
 
-def _drawer(noise: int, data: int, hidden: int, batch: int | tuple[int, int], **layout: bool):
+def _drawer(noise: int, data: int, hidden: int, batch: int | tuple[int, int], grads_at_entry: bool = False,
+            **layout: bool):
     """batch (low, high): each call's batch size drawn per salt, the second call's larger than the first's; the
-    drawn tensors hold the largest, and each call takes its first rows (`batches`)."""
+    drawn tensors hold the largest, and each call takes its first rows (`batches`). grads_at_entry: both networks
+    arrive with gradients in `.grad` (GRAD_AT_ENTRY)."""
 
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         def randn(*shape: int, scale: float = 1.0, shift: float = 0.0) -> torch.Tensor:
@@ -67,12 +73,16 @@ def _drawer(noise: int, data: int, hidden: int, batch: int | tuple[int, int], **
             first = int(torch.randint(batch[0], batch[1], (), generator=g))
             rows = first + int(torch.randint(1, 6, (), generator=g))
             batches = f"{first},{rows}"
-        return {
+        inputs = {
             "batches": batches,
             "real": randn(len(STEPS), rows, data, scale=0.5, shift=1.0),
             "noise": randn(len(STEPS), rows, noise),
             **probes.draw_state(GanLayout(noise, data, hidden, **layout), g, dtype),
         }
+        if grads_at_entry:
+            for key, t in probes.draw_state(GanLayout(noise, data, hidden, **layout), g, dtype).items():
+                inputs[GRAD_AT_ENTRY.key(probes.STATE.member(key))] = t * 10
+        return inputs
 
     return draw
 
@@ -187,6 +197,9 @@ def _trainer(opt_g: str, lr_g: float, opt_d: str, lr_d: float, sizes: tuple[int,
         dtype = inputs["real"].dtype
         pair = probes.build(lambda: GanLayout(*sizes, **layout), (), inputs, device, dtype)
         G, D = pair.G, pair.D
+        for name, p in pair.named_parameters():  # the caller's own backward left these, if any
+            entry = inputs.get(GRAD_AT_ENTRY.key(name))
+            p.grad = None if entry is None else entry.to(device).clone()
         opt_G = _optimizer(opt_g, G.parameters(), lr_g)
         opt_D = _optimizer(opt_d, D.parameters(), lr_d)
         tracer = _Tracer(G, D, opt_G, opt_D)
@@ -388,15 +401,16 @@ def _runs(ev: Evidence) -> Verdict:
 
 def _scenario(name: str, sizes: tuple[int, int, int], batch: int | tuple[int, int], g: tuple[str, float],
               d: tuple[str, float],
-              public: bool = False, **layout: bool) -> Scenario:
+              public: bool = False, grads_at_entry: bool = False, **layout: bool) -> Scenario:
     """Networks of `sizes` (noise, data, hidden) and `layout`, a batch of `batch`, G's and D's optimizers
-    (kind, lr)."""
-    return Scenario(name, _drawer(*sizes, batch, **layout), _trainer(g[0], g[1], d[0], d[1], sizes, **layout),
-                    TRAINING_WRITES, public=public)
+    (kind, lr); grads_at_entry: both networks arrive with gradients in `.grad`."""
+    return Scenario(name, _drawer(*sizes, batch, grads_at_entry, **layout),
+                    _trainer(g[0], g[1], d[0], d[1], sizes, **layout), TRAINING_WRITES, public=public)
 
 
 PUBLIC_SGD, PUBLIC_ADAM, SGD, ADAM, MIXED = "public sgd", "public adam", "sgd", "adam", "sgd for G, adam for D"
 UNEQUAL = "batches of two sizes"
+DIRTY = "gradients at entry"
 RUNS = Rule(_runs, None, ())
 D_AFTER_ONE = _parameters_match(("D",), 1)
 NEEDS = ("both calls must first run and D's parameters be right after the first (the checks `runs` and "
@@ -416,6 +430,7 @@ EXERCISE = Exercise(
         _scenario(ADAM, (3, 4, 6), 7, ("adam", 0.02), ("adam", 0.005), deep_d=True),
         _scenario(MIXED, (5, 3, 7), 9, ("sgd", 0.1), ("adam", 0.01), deep_d=True, tanh_g=True),
         _scenario(UNEQUAL, (3, 4, 6), (4, 10), ("sgd", 0.1), ("adam", 0.01)),
+        _scenario(DIRTY, (4, 3, 6), 6, ("adam", 0.02), ("sgd", 0.1), grads_at_entry=True),
     ),
     checks=checks.gate_checks(
         checks.all_of(RUNS, D_AFTER_ONE), NEEDS,
@@ -434,3 +449,14 @@ EXERCISE = Exercise(
               public=True),
     ),
 )
+
+CONTRACT = contract.Contract("train_step", (
+    contract.Dimension(contract.GRADS_AT_ENTRY, ("none", "non-zero"),
+                       "each optimizer steps on its own loss's gradient only: nothing left over from the other loss "
+                       "or from an earlier call (or from the caller's own backward)"),
+    contract.Dimension(contract.OPTIMIZER, ("SGD", "Adam"), "SGD with momentum, Adam, or one of each"),
+    contract.Dimension(contract.GRAD_NORM, ("at most 1", "above 1"), "the steps listed are all there is"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+    contract.Dimension(contract.MODE, ("train",), "the grader builds G and D (in training mode)"),
+))
+"""The situations the notebook lets `train_step` meet (tests/test_contracts_spanned.py measures them)."""

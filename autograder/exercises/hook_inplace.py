@@ -16,7 +16,7 @@ backward run with the hook (the gate).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -27,6 +27,7 @@ from ..core.evidence import Evidence, failed
 from ..core.messages import VIEW_MODIFIED
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
+from . import _contract as contract
 
 HOOK_VIEW_ERROR = re.compile(r"Output \d+ of BackwardHookFunction(Backward)? " + VIEW_MODIFIED)
 """PyTorch's refusal, as torch 2.13 words it (`of BackwardHookFunction`) and older releases
@@ -123,14 +124,15 @@ def _tensor_or_why(value: object, what: str) -> torch.Tensor | str:
     return f"gradcam returned a {type(value).__name__} as the {what}, not a tensor"
 
 
-def _gradcam(ns, inputs, device, obs):
-    """The student's gradcam on the student's model; the model's scores without any hook first."""
-    model = _model(ns, inputs, device)
+def _gradcam(ns, inputs, device, obs, train: bool = True):
+    """The student's gradcam on the student's model; the model's scores without any hook first. `train` False:
+    the model in eval mode, as Grad-CAM is usually run."""
+    model = _model(ns, inputs, device).train(train)
     obs["submodules"] = ", ".join(f"{name}: {type(m).__name__}" for name, m in model.named_children())
     x = inputs["x"]
     obs["output"] = model(x).detach()
     model.zero_grad(set_to_none=True)
-    watch = HookWatch(model.target)
+    watch = HookWatch(cast(nn.Module, model.target))  # a submodule (nn.Module's __getattr__ also admits tensors)
     try:
         result = ns["gradcam"](model, x, inputs["target_class"])
     finally:
@@ -148,20 +150,45 @@ GRADCAM_WRITES = ("submodules", "output", "no deprecated hook", "full hook regis
                   "hooks removed", "heatmap", "captured gradient", GRAD)
 
 
-def _any_hook(ns, inputs, device, obs):
-    """The student's model with a full backward hook of the grader's on model.target, as any tool would
-    register it; a loss with random weights on the scores."""
-    model = _model(ns, inputs, device)
-    seen: dict[str, torch.Tensor] = {}
+def _gradcam_eval(ns, inputs, device, obs):
+    _gradcam(ns, inputs, device, obs, train=False)
 
-    def keep(module, grad_input, grad_output):
-        seen["gradient"] = grad_output[0].detach().clone()
 
-    handle = nn.Module.register_full_backward_hook(model.target, keep)  # whatever the class overrides
-    x = inputs["x"].requires_grad_(True)
-    scores = model(x)
-    (scores * inputs["grad_output"]).sum().backward()  # backward(grad) would import torch.fx on first use: 1 s
-    handle.remove()
+FULL, PRE = "full backward", "full backward pre"
+"""The kinds of hook a tool may put on model.target: a module full backward hook, or a full backward pre-hook.
+torch's global module hook (nn.modules.module.register_module_full_backward_hook) is not among them: it hooks
+every module, conv too, whose in-place ReLU the task keeps; the notebook says so."""
+
+
+def _any_hook(kind: str = FULL, train: bool = True):
+    """The student's model with a hook of the grader's of `kind` on model.target, as any tool would register it,
+    in training or eval mode; a loss with random weights on the scores."""
+
+    def run(ns, inputs, device, obs):
+        model = _model(ns, inputs, device).train(train)
+        seen: dict[str, torch.Tensor] = {}
+
+        def keep(module, grad_input, grad_output):
+            seen["gradient"] = grad_output[0].detach().clone()
+
+        if kind == PRE:
+            handle = nn.Module.register_full_backward_pre_hook(  # whatever the class overrides
+                model.target, lambda module, grad_output: keep(module, None, grad_output))
+        else:
+            handle = nn.Module.register_full_backward_hook(model.target, keep)
+        try:
+            x = inputs["x"].requires_grad_(True)
+            scores = model(x)
+            (scores * inputs["grad_output"]).sum().backward()  # backward(grad) would import torch.fx: 1 s
+        finally:
+            handle.remove()
+        _observe_any(obs, seen, model, x)
+
+    return run
+
+
+def _observe_any(obs: dict[str, Any], seen: dict[str, torch.Tensor], model: nn.Module, x: torch.Tensor) -> None:
+    """What the grader's hook saw, and the gradients of the input and of every parameter."""
     obs["hooked gradient"] = seen.get("gradient", "the grader's hook on model.target never fired")
     probes.observe_grad(obs, "x", x)
     probes.observe_grads(obs, model)
@@ -211,10 +238,11 @@ def _structure(scenarios: tuple[str, ...]) -> Rule:
     return Rule(evaluate, scenarios, ("submodules",))
 
 
-PUBLIC, BATCH, ONE = "public", "batch", "one image"
+PUBLIC, BATCH, ONE, EVAL = "public", "batch", "one image", "eval mode"
 ANY_PUBLIC, ANY_HIDDEN = "grader's hook", "grader's hook, hidden"
-GRADCAM = (PUBLIC, BATCH, ONE)
-ANY = (ANY_PUBLIC, ANY_HIDDEN)
+ANY_PRE = "grader's pre-hook, eval mode"
+GRADCAM = (PUBLIC, BATCH, ONE, EVAL)
+ANY = (ANY_PUBLIC, ANY_HIDDEN, ANY_PRE)
 FORWARD = checks.all_of(checks.matches_reference(("output",), "Scores", GRADCAM), _structure(GRADCAM))
 BACKWARD = runs(GRADCAM + ANY, "Forward and backward with a full backward hook on model.target")
 NEEDS = ("the scores must first be right, with the task's submodules, and forward and backward run with the hook "
@@ -229,10 +257,12 @@ EXERCISE = Exercise(
     failure=ExpectedError("RuntimeError", HOOK_VIEW_ERROR),
     scenarios=(
         Scenario(PUBLIC, _drawer(3, 4, 2, 5, 5), _gradcam, GRADCAM_WRITES, public=True),
-        Scenario(ANY_PUBLIC, _drawer(3, 4, 2, 5, 5), _any_hook, ANY_HOOK_WRITES, public=True),
+        Scenario(ANY_PUBLIC, _drawer(3, 4, 2, 5, 5), _any_hook(), ANY_HOOK_WRITES, public=True),
         Scenario(BATCH, _drawer(6, 5, 4, 7, 6), _gradcam, GRADCAM_WRITES),
         Scenario(ONE, _drawer(4, 3, 1, 8, 8), _gradcam, GRADCAM_WRITES),
-        Scenario(ANY_HIDDEN, _drawer(5, 6, 3, 6, 7), _any_hook, ANY_HOOK_WRITES),
+        Scenario(EVAL, _drawer(5, 4, 3, 6, 6), _gradcam_eval, GRADCAM_WRITES),
+        Scenario(ANY_HIDDEN, _drawer(5, 6, 3, 6, 7), _any_hook(), ANY_HOOK_WRITES),
+        Scenario(ANY_PRE, _drawer(4, 5, 2, 6, 5), _any_hook(PRE, train=False), ANY_HOOK_WRITES),
     ),
     checks=checks.gate_checks(
         checks.all_of(FORWARD, BACKWARD), NEEDS,
@@ -267,9 +297,19 @@ EXERCISE = Exercise(
               "reference's.",
               checks.matches_reference(("heatmap",), "Heatmap", GRADCAM), public=True),
         Check("parameter gradients", 1, "After gradcam, the gradient of every parameter matches the reference.",
-              checks.matches_reference((GRAD,), "Parameter gradient", (BATCH, ONE))),
-        Check("any hook", 1, "With the grader's own full backward hook on model.target, the gradient that hook "
+              checks.matches_reference((GRAD,), "Parameter gradient", (BATCH, ONE, EVAL))),
+        Check("any hook", 1, "With the grader's own hook on model.target (a full backward hook or a full backward "
+              "pre-hook; in training or eval mode), the gradient that hook "
               "sees and the gradients of the input and of every parameter match the reference.",
               checks.matches_reference(("hooked gradient", GRAD), "With the grader's hook", ANY), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("GradCAMNet", (
+    contract.Dimension(contract.MODE, ("train", "eval"), "any hook-based tool (Grad-CAM is usually run in eval mode)"),
+    contract.Dimension(contract.HOOKS, ("none", FULL, PRE),
+                       "the same scores without a hook; any hook-based tool (a full backward hook or pre-hook on "
+                       "model.target) works with it"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "in float32 and float64"),
+))
+"""The situations the notebook lets the model meet (tests/test_contracts_spanned.py measures them)."""

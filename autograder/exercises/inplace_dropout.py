@@ -7,7 +7,8 @@ training, `fc` must receive `proj`'s output tensor itself, changed in place (a l
 not its output, so dropout may write into it before the ReLU). Dropout is random, so no check compares with
 one random stream: the input of `fc` is observed, and the checks judge it (zeros, or relu(proj(x)) / (1 - p),
 about a fraction p of zeros) and recompute the gradients with the mask it shows. Two calls on the same input
-must draw different masks, and a third call on a batch of another size, not contiguous, must be dropout too.
+must draw different masks, and a third call on a batch of another size, not contiguous, must be dropout too;
+in training mode under `torch.no_grad()` or `torch.inference_mode()` (Monte Carlo dropout) it must drop as well.
 Nothing counts until the forward and the dropout are right and backward runs (the gate).
 """
 
@@ -26,6 +27,7 @@ from ..core.evidence import Evidence, GraderError, Pair
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
+from . import _contract as contract
 
 DEFAULT_P = 0.2
 """The spec's default drop_rate: a head constructed without it must drop with this probability."""
@@ -162,6 +164,22 @@ def _calls(ns, inputs, device, obs):
 
 
 CALLS_WRITES = ("fc input", IN_PLACE, MASKS_DIFFER, OTHER)
+
+
+def _without_grad(inference: bool):
+    """Training mode while no gradient is recorded (Monte Carlo dropout: `torch.no_grad()`, or
+    `torch.inference_mode()`): the contract says training=self.training, so dropout must still drop."""
+
+    def run(ns, inputs, device, obs):
+        model = _build(ns, inputs, device, inputs["x"].dtype).train()
+        _watch(model, obs)
+        with torch.inference_mode() if inference else torch.no_grad():
+            model(inputs["x"])
+
+    return run
+
+
+NO_GRAD_WRITES = ("fc input", IN_PLACE)
 
 
 def _gradcheck(ns, inputs, device, obs):
@@ -380,12 +398,13 @@ def _gradients(scenarios: tuple[str, ...], what: str, autocast: bool = False) ->
 PUBLIC_TRAIN, PUBLIC_EVAL, GRADCHECK = "public train", "public eval", "gradcheck"
 TRAIN, DEFAULT, NO_DROP, EVAL, AUTOCAST = "train", "default drop_rate", "drop_rate 0", "eval", "autocast"
 CALLS = "three calls"
+NO_GRAD, INFERENCE = "training mode under no_grad", "training mode under inference_mode"
 TRAINING = (PUBLIC_TRAIN, TRAIN, DEFAULT, NO_DROP)
 F32, F64 = (torch.float32,), (torch.float64,)
 FORWARD = checks.all_of(
     checks.matches_reference(("output",), "Eval-mode output (dropout does nothing in eval mode)", (PUBLIC_EVAL,)),
     _fc_consistent(TRAINING))
-DROPOUT = _dropout(TRAINING, (CALLS,))
+DROPOUT = _dropout((*TRAINING, NO_GRAD, INFERENCE), (CALLS,))
 BACKWARD = checks.completes((*TRAINING, CALLS), "Backward")
 NEEDS = ("the forward must first be right, dropout real dropout, and backward run (the checks `forward`, "
          "`dropout` and `backward runs`)")
@@ -412,6 +431,8 @@ EXERCISE = Exercise(
         Scenario(AUTOCAST, _drawer(64, 32, 10, 0.25), _forward_backward(train=True, autocast=True),
                  FORWARD_BACKWARD_WRITES, dtypes=F32),
         Scenario(CALLS, _drawer_calls((48, 96), (24, 48), 6, 0.5), _calls, CALLS_WRITES),
+        Scenario(NO_GRAD, _drawer(96, 32, 5, 0.4), _without_grad(inference=False), NO_GRAD_WRITES),
+        Scenario(INFERENCE, _drawer(96, 32, 5, 0.3), _without_grad(inference=True), NO_GRAD_WRITES, dtypes=F32),
     ),
     checks=checks.gate_checks(
         checks.all_of(FORWARD, DROPOUT, BACKWARD), NEEDS,
@@ -419,7 +440,8 @@ EXERCISE = Exercise(
               "of what `fc` received.", FORWARD, public=True),
         Check("dropout", 2, "In training mode `fc` receives relu(proj(x)) with each entry zeroed or scaled by "
               "1/(1-p), about a fraction p zeroed, p = drop_rate (0.2 by default; 0 means no dropout); each call "
-              "draws a new mask, for batches of any size and layout.", DROPOUT, public=True),
+              "draws a new mask, for batches of any size and layout, and whether gradients are recorded or not "
+              "(torch.no_grad, torch.inference_mode: Monte Carlo dropout).", DROPOUT, public=True),
         Check("backward runs", 1, "loss.backward() runs through the head in training mode.", BACKWARD, public=True),
         Check("gradients", 1, "Gradients of the input and of every parameter match those of the dropout mask "
               "the forward drew, in float32 and float64.", _gradients((TRAIN, DEFAULT, NO_DROP), "Gradient")),
@@ -441,3 +463,14 @@ EXERCISE = Exercise(
                            "Your head changed the caller's `x` in place"), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("ClassifierHead", (
+    contract.Dimension(contract.MODE, ("train", "eval"), "training=self.training; nothing dropped in eval mode"),
+    contract.Dimension(contract.GRAD_MODE, ("enabled", "no_grad", "inference"),
+                       "fc(dropout(relu(proj(x)), p=drop_rate, training=self.training)): dropout follows the "
+                       "mode, not whether gradients are recorded (Monte Carlo dropout runs under no_grad)"),
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "batches of any size and layout"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32, and float64 for the gradcheck"),
+    contract.Dimension(contract.CALLS, ("one", "several"), "a new random mask at every call"),
+))
+"""The situations the notebook lets the head meet (tests/test_contracts_spanned.py measures them)."""

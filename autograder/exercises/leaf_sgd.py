@@ -24,6 +24,7 @@ from ..core import checks
 from ..core.evidence import Evidence
 from ..core.messages import LEAF_INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 PARAM, COEF, START = Family("param"), Family("coef"), Family("momentum")
 """Inputs: each parameter's start value, its coefficient in the loss, its momentum buffer's start value
@@ -230,3 +231,12 @@ EXERCISE = Exercise(
                           "optimizer.zero_grad() does by default since torch 2.0"), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("sgd_step", (
+    contract.Dimension(contract.GRADS_AT_ENTRY, ("non-zero",), "`params` is a list of leaves that require grad and "
+                       "have a `.grad` (a model's parameters)"),
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "the contract allows any leaf"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+    contract.Dimension(contract.CALLS, ("several",), "after one step and after three"),
+))
+"""The situations the notebook lets `sgd_step` meet (tests/test_contracts_spanned.py measures them)."""

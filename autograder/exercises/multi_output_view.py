@@ -21,6 +21,7 @@ from ..core import checks
 from ..core.messages import VIEW_MODIFIED
 from ..core.spec import Check, Exercise, ExpectedError, Scenario, Symbol
 from ..probes import GRAD
+from . import _contract as contract
 
 MULTI_OUTPUT_VIEW_ERROR = re.compile(
     r"Output \d+ of \w+ " + VIEW_MODIFIED + r"\. This view is the output of a function that returns multiple views\."
@@ -156,3 +157,9 @@ EXERCISE = Exercise(
               public=True),
     ),
 )
+
+CONTRACT = contract.Contract("Attention", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "a sequence-first input too"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `Attention` meet (tests/test_contracts_spanned.py measures them)."""

@@ -17,6 +17,7 @@ from ..core import checks
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import Check, Exercise, ExpectedError, Scenario, Symbol
 from ..probes import BUFFER, GRAD
+from . import _contract as contract
 
 
 class ResidualBlockLayout(nn.Module):
@@ -134,3 +135,10 @@ EXERCISE = Exercise(
               public=True),
     ),
 )
+
+CONTRACT = contract.Contract("ResidualBlock", (
+    contract.Dimension(contract.MODE, ("train", "eval"), "in training and in eval mode"),
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "channels-last input too"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `ResidualBlock` meet (tests/test_contracts_spanned.py measures them)."""

@@ -25,6 +25,7 @@ from ..core import checks
 from ..core.evidence import Evidence
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from . import _contract as contract
 
 LR, MOMENTUM = 0.1, 0.9
 """The optimizer every trial trains with: SGD with momentum, built by the grader, the same for the
@@ -49,6 +50,10 @@ LOSS_CALLS = LOSS.key("calls")
 """How many times loss_fn ran."""
 WEIGHT = Family("weight")
 """Each parameter after training (`weight weight_ih_l0`)."""
+GRAD_AT_ENTRY = Family("grad at entry")
+"""Inputs: what each parameter's `.grad` holds when `train_tbptt` is called (`grad at entry weight_ih_l0`), left
+by the caller's own backward: the contract says to zero the gradients before each chunk, so it must not count."""
+
 TRAINING_WRITES = ("model calls", STATE_INTO, STATE_OUT, HISTORY_INTO, LOSS_CALLS, GRAPH_SIZE, "returned", LOSS,
                    WEIGHT, "inputs unchanged")
 
@@ -90,20 +95,23 @@ def _parts(state: Any) -> dict[str, Any]:
 
 
 def _drawer(kind: str, layers: int, n_chunks: int, length: int | tuple[int, int] = 5, batch: int = 2, size: int = 3,
-            hidden: int = 4):
+            hidden: int = 4, target_scale: float = 0.5, grads_at_entry: bool = False):
     """length (low, high): each chunk's length drawn per salt; the sequence is then drawn batch-first, whole
-    (`x`, `y`), and cut by the scenario (`lengths`)."""
+    (`x`, `y`), and cut by the scenario (`lengths`). target_scale: the size of the targets (large ones make
+    gradients large enough that a clipping to a usual max_norm would act); grads_at_entry: the parameters arrive
+    with gradients in `.grad` (GRAD_AT_ENTRY)."""
 
     def draw(g: torch.Generator, dtype: torch.dtype) -> dict[str, Any]:
         def randn(*shape, scale=1.0):
             return (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(dtype)
 
         if isinstance(length, int):
-            lengths, x, y = "", randn(n_chunks, length, batch, size), randn(n_chunks, length, batch, hidden, scale=0.5)
+            lengths = ""
+            x, y = randn(n_chunks, length, batch, size), randn(n_chunks, length, batch, hidden, scale=target_scale)
         else:
             cuts = torch.randint(length[0], length[1] + 1, (n_chunks,), generator=g).tolist()
             lengths = ",".join(map(str, cuts))
-            x, y = randn(batch, sum(cuts), size), randn(batch, sum(cuts), hidden, scale=0.5)
+            x, y = randn(batch, sum(cuts), size), randn(batch, sum(cuts), hidden, scale=target_scale)
         inputs = {
             "size": size,
             "hidden": hidden,
@@ -116,6 +124,9 @@ def _drawer(kind: str, layers: int, n_chunks: int, length: int | tuple[int, int]
         }
         if kind == "lstm":
             inputs["c0"] = randn(layers, batch, hidden, scale=0.5)
+        if grads_at_entry:
+            for key, t in probes.draw_state(KINDS[kind](size, hidden, layers), g, dtype).items():
+                inputs[GRAD_AT_ENTRY.key(probes.STATE.member(key))] = t * 10
         return inputs
 
     return draw
@@ -125,6 +136,9 @@ def _trainer(kind: str):
     def run(ns, inputs, device, obs):
         dtype = inputs["x"].dtype
         model = probes.build(KINDS[kind], (inputs["size"], inputs["hidden"], inputs["layers"]), inputs, device, dtype)
+        for name, p in model.named_parameters():  # the caller's own backward left these, if any
+            entry = inputs.get(GRAD_AT_ENTRY.key(name))
+            p.grad = None if entry is None else entry.to(device).clone()
         optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
         chunks, targets = _chunks(inputs, "x"), _chunks(inputs, "y")
         state0 = (inputs["h0"], inputs["c0"]) if kind == "lstm" else inputs["h0"]
@@ -311,9 +325,10 @@ def _carries_state(ev: Evidence) -> Verdict:
 
 PUBLIC, PUBLIC_LSTM, RNN, GRU, LSTM = "public", "public lstm", "rnn", "gru", "lstm"
 UNEQUAL = "chunks of unequal lengths"
+DIRTY = "gradients at entry, large targets"
 TENSOR_STATE = (PUBLIC, RNN, GRU, UNEQUAL)
 TUPLE_STATE = (PUBLIC_LSTM, LSTM)
-HIDDEN = (RNN, GRU, LSTM, UNEQUAL)
+HIDDEN = (RNN, GRU, LSTM, UNEQUAL, DIRTY)
 RUNS = checks.completes(TENSOR_STATE, "Training")
 LOSSES = _losses_match(TENSOR_STATE)
 NEEDS = "training must first run and return the right losses (the checks `runs` and `losses`)"
@@ -334,6 +349,8 @@ EXERCISE = Exercise(
         Scenario(GRU, _drawer("gru", layers=2, n_chunks=4), _trainer("gru"), TRAINING_WRITES),
         Scenario(LSTM, _drawer("lstm", layers=2, n_chunks=5), _trainer("lstm"), TRAINING_WRITES),
         Scenario(UNEQUAL, _drawer("gru", layers=1, n_chunks=4, length=(2, 7)), _trainer("gru"), TRAINING_WRITES),
+        Scenario(DIRTY, _drawer("lstm", layers=1, n_chunks=4, target_scale=20.0, grads_at_entry=True),
+                 _trainer("lstm"), TRAINING_WRITES),
     ),
     checks=checks.gate_checks(
         checks.all_of(RUNS, LOSSES), NEEDS,
@@ -345,7 +362,9 @@ EXERCISE = Exercise(
               checks.all_of(checks.completes(TUPLE_STATE, "Training an nn.LSTM"), _losses_match(TUPLE_STATE)),
               public=True),
         Check("final weights", 2, "After training, every parameter equals the reference's (zero_grad, "
-              "backward and step once per chunk, in that order), for nn.RNN, nn.GRU and nn.LSTM.",
+              "backward and step once per chunk, in that order), for nn.RNN, nn.GRU and nn.LSTM, also when the "
+              "parameters arrive with gradients of the caller's in `.grad`, and on targets large enough that "
+              "any clipping of the gradients would change the step (the task asks for none).",
               checks.matches_reference((WEIGHT,), "Parameter after training", HIDDEN)),
         Check("truncated", 2, "The state passed into each chunk has no history, and the graph behind each chunk's "
               "loss keeps the same size (truncated BPTT: the cost per chunk does not grow).",
@@ -360,3 +379,14 @@ EXERCISE = Exercise(
               public=True),
     ),
 )
+
+CONTRACT = contract.Contract("train_tbptt", (
+    contract.Dimension(contract.GRADS_AT_ENTRY, ("none", "non-zero"), "for each chunk: 1. zero the gradients"),
+    contract.Dimension(contract.GRAD_NORM, ("at most 1", "above 1"),
+                       "backward and one optimizer step (no clipping: the steps listed are all there is)"),
+    contract.Dimension(contract.OPTIMIZER, ("SGD",), "the grader builds the optimizer (SGD with momentum)"),
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "chunks of any length and layout"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+    contract.Dimension(contract.MODE, ("train",), "the model arrives in training mode"),
+))
+"""The situations the notebook lets `train_tbptt` meet (tests/test_contracts_spanned.py measures them)."""

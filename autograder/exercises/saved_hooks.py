@@ -31,6 +31,7 @@ from ..core.evidence import Evidence, failed
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
+from . import _contract as contract
 
 PACK_CALLS, UNPACK_CALLS = "pack calls", "unpack calls"
 NO_HISTORY = "no history"
@@ -531,3 +532,10 @@ EXERCISE = Exercise(
               ), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("pack_hook", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "any tensor autograd saves, views too"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+    contract.Dimension(contract.CALLS, ("several",), "every tensor a graph saves"),
+))
+"""The situations the notebook lets `pack_hook` meet (tests/test_contracts_spanned.py measures them)."""

@@ -23,6 +23,7 @@ from ..core.evidence import Evidence, GraderError
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD, STATE
+from . import _contract as contract
 
 LABEL_LEN = 3
 """How many trailing positions the predicted label's tokens replace."""
@@ -248,3 +249,9 @@ EXERCISE = Exercise(
               "label_tokens, before and after a forward pass.", Rule(_structure, None, STRUCTURE), public=True),
     ),
 )
+
+CONTRACT = contract.Contract("TwoStageClassifier", (
+    contract.Dimension(contract.LAYOUT, ("contiguous", "not contiguous"), "tokens and mask of any layout"),
+    contract.Dimension(contract.DTYPE, ("float32", "float64"), "float32 and float64"),
+))
+"""The situations the notebook lets `TwoStageClassifier` meet (tests/test_contracts_spanned.py measures them)."""

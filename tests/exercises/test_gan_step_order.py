@@ -16,8 +16,9 @@ def output(result, check):
 
 
 def only_on_hidden(code_for_hidden: str) -> str:
-    """The reference order on the public inputs (batches of 5 and 6), `code_for_hidden`'s step on the hidden
-    ones (larger batches): a submission whose failure only hidden trials show."""
+    """The reference order on the public inputs (batches of 5 and 6) and on the hidden scenario "gradients at
+    entry" (a batch of 6), `code_for_hidden`'s step on the other hidden ones (larger batches): a submission whose
+    failure only hidden trials show, and only from the second call on where it is a drift at step two."""
     rename = lambda code, name: code.replace("def train_step(", f"def {name}(")  # noqa: E731
     return (rename(REFERENCE_ORDER, "public_step") + rename(code_for_hidden, "hidden_step")
             + "\n\ndef train_step(G, D, opt_G, opt_D, real, noise):\n"
