@@ -190,6 +190,7 @@ async def _serve(args: argparse.Namespace) -> int:
         await stop.wait()
     finally:
         server.stop()
+        workshop.save()
         if export is not None:
             from .export import export as write_export
 

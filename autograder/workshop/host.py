@@ -5,7 +5,8 @@
   (up to 25 s) until the room has changed since that version: the page asks again at once, so an attempt
   shows within about NOTIFY_EVERY seconds (a long poll: the token travels in a header, which EventSource
   cannot send);
-- `POST api/spotlight` (a shared line, a misconception, or nothing), `api/hint`, `api/limits`: the host only.
+- `POST api/spotlight` (a shared line, a misconception, or nothing), `api/hint`, `api/limits`, `api/start`
+  (an exercise starts now): the host only.
 
 Rights: a bearer token (the host's, from this machine only: a loopback address and no forwarding header;
 or a helper's, read-only), or on a hub, membership of the hosts' group. Every POST also needs a header
@@ -148,6 +149,20 @@ class SpotlightHandler(HostBase):
                 raise web.HTTPError(404)
             exercise, op, line = found
             ws.spotlight = {"kind": "line", "exercise": exercise, "op": op, "line": line}
+        ws.save()
+        self.done()
+
+
+class StartHandler(HostBase):
+    """The host starts an exercise now: minutes to pass are measured from here (or from a participant's join,
+    if later)."""
+
+    def post(self) -> None:
+        exercise = self.host_post().get("exercise")
+        if exercise not in self.ws.config.course.exercises:
+            raise web.HTTPError(400, reason=say("workshop: hint exercise unknown"))
+        self.ws.starts[exercise] = time.time()
+        self.ws.save()
         self.done()
 
 
@@ -183,5 +198,6 @@ def routes(p: str, kw: dict, host) -> list:
         (rf"{p}api/spotlight", host(SpotlightHandler), kw),
         (rf"{p}api/hint", host(HintHandler), kw),
         (rf"{p}api/limits", host(LimitsHandler), kw),
+        (rf"{p}api/start", host(StartHandler), kw),
     ]
 

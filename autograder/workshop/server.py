@@ -90,10 +90,11 @@ class AttemptHandler(ParticipantHandler):
         found = course.match(attempt.exercise, attempt.failing, error, op, attempt.grad_mode) \
             if attempt.status == "failed" else None
         now = time.time()
-        ws.store.record(pid, replace(attempt, op=op, error=error), now, found.id if found else None)
-        ws.accepted += 1
-        ws.changed()
-        self.finish({"received": True, "hints": ws.store.deliver(pid, attempt.exercise)})
+        counted = ws.store.record(pid, replace(attempt, op=op, error=error), now, found.id if found else None)
+        if counted:  # else an id already counted: a report sent again because its answer was lost
+            ws.accepted += 1
+            ws.changed()
+        self.finish({"received": True, "counted": counted, "hints": ws.store.deliver(pid, attempt.exercise)})
 
 
 class EventHandler(ParticipantHandler):

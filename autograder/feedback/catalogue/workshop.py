@@ -28,6 +28,7 @@ TEMPLATES: dict[str, str] = {
     "workshop: checks items": "checks: items are {{name, passed}}",
     "workshop: checks not public": "checks: not a public check of this exercise",
     "workshop: checks twice": "checks: a name twice",
+    "workshop: ago": "ago: seconds, from 0 to {limit}",
     "workshop: pseudonym and secret": "pseudonym and secret: both or neither",
     "workshop: kind": "kind: one of {kinds}",
     # what became of a post (sender.py), shown by the client
@@ -35,6 +36,22 @@ TEMPLATES: dict[str, str] = {
     "workshop: no answer in time": "no answer in time",
     "workshop: cannot reach": "cannot reach the server ({why})",
     "workshop: too many waiting": "too many reports waiting (the server is not answering)",
+    # the one line a check ends with, once joined (sender.py)
+    "workshop: received": "Workshop: report received ({pseudonym}).",
+    "workshop: received with kept": "Workshop: report received ({pseudonym}), after the {late} kept while the server "
+                                    "did not answer, in order.",
+    "workshop: kept": "Workshop: report NOT received yet ({why}): kept on this computer and sent, in order, as soon "
+                      "as the server answers ({waiting} waiting). Your check is unaffected.",
+    "workshop: behind an earlier one": "Workshop: report NOT received yet: the server has not answered an earlier "
+                                       "one; this one is kept and sent after it ({waiting} waiting). Your check is "
+                                       "unaffected.",
+    "workshop: refused": "Workshop: report NOT received: the server refused it ({why}). It is not sent again; your "
+                         "check is unaffected.",
+    "workshop: not confirmed": "Workshop: report sent, not confirmed within {wait:g} s (the server is slow); it is "
+                               "sent again until it arrives.",
+    "workshop: kept ones arrived": "({late} kept earlier have arrived since.)",
+    "workshop: kept ones refused": "({lost} kept earlier were refused when the server answered: {why}. They are "
+                                   "not sent again.)",
     # the host's dashboard (host.py, hub.py)
     "workshop: host token elsewhere": "the host token works only on the host's machine",
     "workshop: no token": "no token, or not this room's: open the URL the server printed",
