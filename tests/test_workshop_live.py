@@ -148,7 +148,8 @@ def test_the_lines_say_what_happened_while_the_server_is_down_and_when_it_is_bac
     try:
         assert sender.drained(10)
         line, _ = sender.report(url, data, {}, ada.name, 2.0)
-        assert line == f"Workshop: report received ({ada.name}), after the 2 kept while the server did not answer, in order."
+        assert line == (f"Workshop: report received ({ada.name}), after the 2 kept while the server did not "
+                        "answer, in order.")
         line, _ = sender.report(url, data, {}, ada.name, 2.0)
         assert line == f"Workshop: report received ({ada.name})."  # said once
         _, state = second.state("helper")

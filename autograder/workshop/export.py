@@ -47,7 +47,7 @@ def export(store: Store, course: Course, code: str, now: float, thresholds: Thre
     gone or not (an export is taken when the notebooks have been closed), and measures minutes to pass from
     when the host started each exercise (kept in the room) or the participant's join."""
     starts = _starts(store)
-    view = state(store, course, now, thresholds, room={"starts": starts}, everyone=True)
+    view = state(store, course, now, thresholds, room={"starts": starts}, whole_session=True)
     runs = {e: (n, failed) for e, n, failed in store.attempt_counts()}
     grid = [[g["exercise"], view["participants"], g["not_started"], g["failing"], g["passed"],
              "" if g["median_minutes"] is None else g["median_minutes"], *runs.get(g["exercise"], (0, 0))]

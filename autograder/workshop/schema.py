@@ -34,8 +34,7 @@ SECRET = re.compile(r"[A-Za-z0-9_-]{20,64}")
 EXERCISE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 CHECK = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.,:()/'+-]{0,59}")
 REPORT_ID = re.compile(r"[A-Za-z0-9_-]{8,32}")
-MAX_AGO = 86400.0
-"""Seconds: how long ago a report kept in a kernel (the server not answering) may say it was made."""
+MAX_AGO = 86400.0  # seconds: how long ago a report kept in a kernel (no answer) may say it was made
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,79}(\.[A-Za-z_][A-Za-z0-9_]{0,79}){0,5}")
 
 

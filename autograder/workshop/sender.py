@@ -25,13 +25,9 @@ from dataclasses import dataclass, field
 from ..feedback.wording import say
 
 TIMEOUT = 2.0
-RETRY = 2.0
-"""Seconds between two tries of a report the server has not received: also how stale "the server is known
-to be down" can be."""
-KEEP = 1000
-"""Reports kept in the kernel while the server does not answer (a check a second for a quarter of an hour)."""
-TRANSIENT = (0, 408, 429, 500, 502, 503, 504)
-"""HTTP statuses worth sending again (0: no answer at all)."""
+RETRY = 2.0  # seconds between two tries of a report not received: also how stale "known to be down" can be
+KEEP = 1000  # reports kept in the kernel while the server does not answer (a check a second, a quarter hour)
+TRANSIENT = (0, 408, 429, 500, 502, 503, 504)  # HTTP statuses worth sending again (0: no answer at all)
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -47,9 +47,8 @@ CREATE TABLE IF NOT EXISTS joins (pid INTEGER NOT NULL, t REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS delivered (pid INTEGER NOT NULL, hint INTEGER NOT NULL, PRIMARY KEY (pid, hint));
 """
 INDEXES = "CREATE UNIQUE INDEX IF NOT EXISTS reports_rid ON reports (pid, rid) WHERE rid IS NOT NULL;"
+# A run that did not pass, the untouched starter's included: someone who runs it again and again is stuck.
 FAILED = (Status.FAILED, Status.TIMED_OUT, Status.CRASHED, Status.NOT_ATTEMPTED)
-"""A run that did not pass, the untouched starter's included: someone who runs it again and again for minutes
-is stuck like anyone who fails."""
 PEOPLE = "SELECT pid, pseudonym, seat, last_seen, flag, flag_t FROM participants"
 PROGRESS = ("SELECT pid, exercise, status, failures, first_t, first_failure, last_t, passed_t, failing, error, op, "
             "misconception, feedback FROM progress")

@@ -63,14 +63,14 @@ def stuck_score(row, now: float, thresholds: Thresholds) -> float | None:
 
 
 def state(store: Store, course: Course, now: float, thresholds: Thresholds, view: str = "projector",
-          room: dict | None = None, everyone: bool = False) -> dict:
+          room: dict | None = None, whole_session: bool = False) -> dict:
     """The dashboard's data. `room`: what the server adds (join panel, spotlight, limits, version, when the
     host started each exercise). A pass counts whether or not its participant is still here (gone does not
-    erase what they reached); `everyone` (the export) counts everyone who joined as here."""
+    erase what they reached); `whole_session` (the export) counts everyone who joined as here."""
     room = room or {}
     gone_before = now - thresholds.gone_minutes * 60
     people = store.people()
-    here = set(people) if everyone else {pid for pid, person in people.items() if person[2] >= gone_before}
+    here = set(people) if whole_session else {pid for pid, person in people.items() if person[2] >= gone_before}
     starts = room.get("starts") or {}
     rows = [r for r in store.progress() if r["exercise"] in course.exercises]
     cells: dict[str, Counter] = {e: Counter() for e in course.exercises}
