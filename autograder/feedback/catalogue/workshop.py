@@ -108,10 +108,12 @@ TEMPLATES: dict[str, str] = {
     "workshop: grid axis": "participants (of {participants})",
     # the known wrong answers, as the projector and the helpers read them (misconceptions.py -> course.json)
     "workshop: the bug unchanged": "the bug, unchanged",
-    "workshop: fails the check like the bug": "Like the starting code, it fails the check {fails}.",
-    "workshop: fails the checks like the bug": "Like the starting code, it fails the checks {fails}.",
-    "workshop: fails the check": "It fails the check {fails}.",
-    "workshop: fails the checks": "It fails the checks {fails}.",
+    "workshop: fails like the bug": "Like the starting code, it fails {fails}.",
+    "workshop: fails": "It fails {fails}.",
+    "workshop: every check": "every check",
+    "workshop: label and more": "{label}, and {more} more that fail alike",
+    "workshop: explain h but not c": (
+        "Only h is detached: c still carries the last chunk's graph, already freed by its backward. Detach both."),
     "workshop: read chapter": "Chapter {number}: {title}",
     "workshop: read exercise": "Exercise {number}: {title}",
     "workshop: explain no_grad": (
