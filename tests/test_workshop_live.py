@@ -238,3 +238,28 @@ def test_minutes_to_pass_are_from_when_the_exercise_started(tmp_path):
     started = view_state(store, COURSE, t0 + 901, Thresholds(), room={"starts": {"residual_add": t0 + 120}})
     assert {g["exercise"]: g["median_minutes"] for g in started["grid"]}["residual_add"] == 6.0  # (8 + 4) / 2
     store.close()
+
+
+def test_a_lowercase_code_joins_and_refusals_say_their_real_reason_without_a_banner(tmp_path):
+    import http.client
+    import json
+
+    with workshop_server(tmp_path) as server:
+        ada = server.join()
+        status, answer = server.post("report", report(pseudonym=ada.name, secret=ada.secret), code=server.code.lower())
+        assert status == 200 and answer["counted"] is True
+        assert server.request("GET", f"/{server.code.lower()}")[0] == 200
+        for path, code, words in (("/nothing/here", 404, "no such page"), ("/static/x.js", 404, "no such page"),
+                                  ("/ZZZZZZ", 404, "no workshop with this code")):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            conn.request("GET", path)
+            response = conn.getresponse()
+            assert response.status == code and response.getheader("Server") is None, path
+            assert words in json.loads(response.read())["error"], path
+            conn.close()
+        status, raw = server.request("POST", "/api/hint", b'{"text": "x"}',
+                                     {"Authorization": f"Bearer {server.helper_token}", "X-Workshop": "1"})
+        assert status == 403 and "only the host" in json.loads(raw)["error"]
+        status, raw = server.request("GET", "/api/state?view=controls",
+                                     headers={"Authorization": f"Bearer {server.helper_token}"})
+        assert status == 403 and "not for this token" in json.loads(raw)["error"]

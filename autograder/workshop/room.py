@@ -116,6 +116,9 @@ def _loads(text: str | None, default):
 
 
 class Base(web.RequestHandler):
+    """Every answer of the server, its errors and unknown paths included: no Server banner, JSON errors with
+    their real reason."""
+
     def initialize(self, workshop: Workshop) -> None:
         self.ws = workshop
 
@@ -145,7 +148,8 @@ class Base(web.RequestHandler):
                                                            exc_info=(typ, value, tb))
 
     def check_code(self, code: str | None) -> None:
-        if self.ws.hub is None and not hmac.compare_digest((code or "").encode(), self.ws.config.code.encode()):
+        """A wrong code is a 404 in words; a code typed in lowercase is the same code."""
+        if self.ws.hub is None and not hmac.compare_digest((code or "").upper().encode(), self.ws.config.code.encode()):
             raise web.HTTPError(404, reason=say("workshop: no such code"))
 
     def json_body(self) -> bytes:
@@ -156,3 +160,11 @@ class Base(web.RequestHandler):
     def refuse(self, why: str, status: int, kind: str = "invalid"):
         self.ws.count_refusal(kind)
         return web.HTTPError(status, reason=why)
+
+
+class NotFound(Base):
+    """Any path the server does not serve (tornado's default would name itself in a Server header)."""
+
+    def prepare(self) -> None:
+        super().prepare()
+        raise web.HTTPError(404, reason=say("workshop: no such page"))

@@ -26,7 +26,7 @@ from tornado import web
 
 from ..feedback.wording import say
 from . import host
-from .room import Base, Workshop
+from .room import Base, NotFound, Workshop
 from .schema import SchemaError, parse, parse_event, parse_join
 from .storage import RoomRefused
 
@@ -125,10 +125,11 @@ def make_app(workshop: Workshop) -> web.Application:
     if hub is not None:
         routes += [(rf"{p}report", AttemptHandler, kw), (rf"{p}event", EventHandler, kw)] + hub.routes(p)
     else:
-        code = r"([A-Z0-9]{4,12})"
+        code = r"([A-Za-z0-9]{4,12})"
         routes += [(rf"{p}{code}/?", JoinInfoHandler, kw), (rf"{p}{code}/join", JoinHandler, kw),
                    (rf"{p}{code}/report", AttemptHandler, kw), (rf"{p}{code}/event", EventHandler, kw)]
     return web.Application(routes, log_function=lambda handler: None, serve_traceback=False,
+                           default_handler_class=NotFound, default_handler_args=kw,
                            cookie_secret=hub.cookie_secret if hub is not None else None)
 
 

@@ -54,6 +54,12 @@ TEMPLATES: dict[str, str] = {
                                    "not sent again.)",
     # the host's dashboard (host.py, hub.py)
     "workshop: host token elsewhere": "the host token works only on the host's machine",
+    "workshop: not in the hosts' group": "you are not in the hub's group of hosts",
+    "workshop: host only": "only the host may do this (a helper's token is read-only)",
+    "workshop: view refused": "no such view, or not for this token (the controls are the host's only)",
+    "workshop: no such page": ("no such page on this workshop server: participants join at /CODE, the host at "
+                               "/dashboard"),
+    "workshop: no such line": "no shared line with this id",
     "workshop: no token": "no token, or not this room's: open the URL the server printed",
     "workshop: hint too long": "a hint is one line of at most {limit} characters",
     "workshop: hint exercise unknown": "not an exercise of this workshop",
