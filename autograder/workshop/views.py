@@ -26,7 +26,7 @@ from .storage import Store, Thresholds
 TOP = 5
 SHOWN_STUCK = 50
 """People listed as stuck in the helpers' view (all are counted): more than a room's helpers can walk to."""
-SHOWN = {"failed": "failing", "timed_out": "timed out", "crashed": "kernel died", "not_attempted": "not attempted"}
+SHOWN = {"failed": "failing", "timed_out": "timed out", "crashed": "kernel died", "not_attempted": "starter, untouched"}
 
 
 @lru_cache(maxsize=4096)
