@@ -263,3 +263,12 @@ def test_a_lowercase_code_joins_and_refusals_say_their_real_reason_without_a_ban
         status, raw = server.request("GET", "/api/state?view=controls",
                                      headers={"Authorization": f"Bearer {server.helper_token}"})
         assert status == 403 and "not for this token" in json.loads(raw)["error"]
+
+
+def test_the_qr_code_opens_a_page_with_the_line_to_copy(tmp_path):
+    with workshop_server(tmp_path) as server:
+        status, page = server.request("GET", f"/{server.code}", headers={"Accept": "text/html,*/*"})
+        assert status == 200 and b"<pre>check.join(&quot;http://127.0.0.1:" in page
+        assert f"{server.code}&quot;, seat=&quot;&quot;)</pre>".encode() in page and b"<script" not in page
+        status, raw = server.request("GET", f"/{server.code}")  # the client's check.join: JSON
+        assert status == 200 and raw.startswith(b"{")

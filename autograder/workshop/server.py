@@ -17,6 +17,7 @@ would name one are silenced) nor stored.
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 import time
@@ -33,9 +34,24 @@ from .storage import RoomRefused
 
 class JoinInfoHandler(Base):
     def get(self, code: str) -> None:
+        """JSON for the client's check.join; for a browser (a phone that scanned the QR code), a page that
+        shows the line to type in the notebook."""
         self.check_code(code)
         c = self.ws.config
+        if "text/html" in self.request.headers.get("Accept", ""):
+            url = c.join_urls[0] if c.join_urls else f"{self.request.protocol}://{self.request.host}/{c.code}"
+            line = f'check.join("{url}", seat="")'
+            self.set_header("Content-Type", "text/html; charset=utf-8")
+            self.finish(JOIN_PAGE.format(title=html.escape(say("workshop: join page title", code=c.code)),
+                                         intro=html.escape(say("workshop: join page intro")),
+                                         line=html.escape(line), seat=html.escape(say("workshop: join page seat"))))
+            return
         self.finish({"workshop": True, "room": c.room, "exercises": list(c.course.exercises)})
+
+
+JOIN_PAGE = ('<!doctype html><html lang="en"><head><meta charset="utf-8">'
+             '<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title></head>'
+             '<body><h1>{title}</h1><p>{intro}</p><pre>{line}</pre><p>{seat}</p></body></html>')
 
 
 class JoinHandler(Base):

@@ -60,6 +60,10 @@ TEMPLATES: dict[str, str] = {
     "workshop: no such page": ("no such page on this workshop server: participants join at /CODE, the host at "
                                "/dashboard"),
     "workshop: no such line": "no shared line with this id",
+    "workshop: join page title": "Workshop {code}",
+    "workshop: join page intro": ("In your exercise notebook, after `from autograder import check`, run this line "
+                                  "(copy it from here):"),
+    "workshop: join page seat": "Put your seat label between the quotes after seat=, so that a helper can find you.",
     "workshop: no token": "no token, or not this room's: open the URL the server printed",
     "workshop: hint too long": "a hint is one line of at most {limit} characters",
     "workshop: hint exercise unknown": "not an exercise of this workshop",
