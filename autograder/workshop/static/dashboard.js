@@ -58,7 +58,7 @@
     $("join").hidden = !join;  // on a JupyterHub nobody joins: the hub says who is who
     if (!join) return;
     $("join-code").textContent = join.code;
-    $("join-urls").replaceChildren(...join.urls.map((u) => el("li", u)));
+    $("join-urls").replaceChildren(...join.urls.map((u) => el("li", 'check.join("' + u + '", seat="")')));
     const canvas = $("qr");
     canvas.hidden = !join.qr.length;
     if (!join.qr.length) return;
