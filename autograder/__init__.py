@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+# The learner's guesses (notebook.predict.Guess objects): `autograder.predict` is the object, and its module is
+# `autograder.notebook.predict` (`from autograder.notebook.predict import CellRun`). Both free of torch.
+from .notebook.diagnose import diagnose
+from .notebook.predict import predict
+
 __all__ = ["check", "diagnose", "predict"]
 __version__ = "0.1.0"
 
@@ -11,14 +16,8 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> Any:
     """`from autograder import check` imports torch only when it is asked for: the command line starts
     its sandboxed workers before this process imports torch (cli.py)."""
-    if name == "check":
-        from .selfcheck import AFTER_CHECK, AFTER_STOP, BEFORE_CHECK, check
-        from .workshop import client
+    if name == "check":  # the self-check with the workshop's listener (learner.py; opt-in: check.join(URL), ...)
+        from .notebook.learner import check
 
-        client.install(check, BEFORE_CHECK, AFTER_CHECK, AFTER_STOP)  # the opt-in live view: check.join(URL), ...
         return check
-    if name in ("predict", "diagnose"):  # the module itself, callable: `predict(...)`, then `predict.reveal()`
-        import importlib
-
-        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'autograder' has no attribute {name!r}")

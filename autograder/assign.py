@@ -20,10 +20,10 @@ from pathlib import Path
 
 import nbformat
 
-from .cells import ANSWER_MARKER, marker_line
-from .files import write_atomically
+from .intake.cells import ANSWER_MARKER, marker_line
+from .intake.files import write_atomically
+from .intake.submission import is_answer_cell
 from .settings import TORCH_CHECKED
-from .submission import is_answer_cell
 
 SOLUTION_ONLY_TAG = "solution-only"
 PREDICT_TAG = "predict"

@@ -8,51 +8,43 @@ from the results at the end, atomically.
 
 from __future__ import annotations
 
-import hashlib
+import csv
+import io
 import json
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 
-from .discover import named_submissions
+from .core.outcome import RunReport
+from .core.result import Cause, Printed, Result, SubmittedFile
+from .core.spec import Exercise
+from .core.status import Status
 from .exercises import EXERCISES, get
-from .files import RefusedFile, json_text, plain_data, read_bounded, safe_text, write_atomically
-from .gradebook import batch_gradebook_csv
-from .outcome import RunReport
+from .feedback.wording import say
+from .intake.discover import Submission, named_submissions
+from .intake.exercise_of import Malformed, exercise_of, guess
+from .intake.files import csv_cell, json_text, plain_data, read_bounded, safe_text, write_atomically
+from .intake.submission import MAX_BYTES, Answer, SubmissionError, answer_code
 from .pipeline import Prepared, judge, prepare, run
-from .result import Cause, Result
 from .runner import Runner
 from .settings import Settings
-from .spec import Exercise
-from .status import Status
-from .submission import MAX_BYTES, SubmissionError, answer_code
 
 STDOUT_KEPT = 4000
 """Characters of a submission's printed output kept in its results.json."""
-
-TEACHER_ONLY = ("teacher_stdout", "grader_traceback", "submission_path")
-"""results.json fields for the teacher alone: nothing derived from them may reach a student. Everything
-else reads the same whatever the salt (timings aside), and holds nothing of the hidden inputs:
-`teacher_stdout` is all the submission printed, hidden trials included; `stdout`, what it printed while
-loading and on public trials, appears only where the runner can tell that part apart (`public_stdout`)."""
+UNREADABLE = "unreadable"
+"""results.json's `submission_sha256` for a file whose bytes could not be read: never taken as already graded."""
 
 
-def file_hash(path: Path) -> str | None:
-    """SHA-256 of a submission's bytes, read as the grader reads it (bounded, no links, regular files only);
-    None where it cannot be read: such a file is never taken as already graded."""
+def read(path: Path) -> Answer | SubmissionError:
+    """A submission read once (submission.answer_code), or why it cannot be graded."""
     try:
-        return hashlib.sha256(read_bounded(path, MAX_BYTES)).hexdigest()
-    except (OSError, ValueError):
-        return None
-
-
-def exercise_from_name(path: Path) -> str | None:
-    """The exercise a file's name points to (`01_residual_add.ipynb`, `residual_add-ada.py`), if one."""
-    named = [e for e in EXERCISES if e in path.stem]
-    return named[0] if len(named) == 1 else None
+        return answer_code(path)
+    except SubmissionError as e:
+        return e
 
 
 def malformed(submission: str, exercise: str, message: str, max_score: float) -> Result:
@@ -94,57 +86,48 @@ class Preparations:
 
 
 def grade_file(path: Path, name: str, settings: Settings, runner: Runner,
-               preparations: Preparations | None = None) -> Result:
-    """One submission, whatever state it is in, to a Result. Never raises: a file that cannot be graded is
+               preparations: Preparations | None = None, answer: Answer | SubmissionError | None = None) -> Result:
+    """One submission, whatever state it is in, to a Result whose `source` is the file graded. `answer`: the file
+    as read already (batch.read), else it is read here, once. Never raises: a file that cannot be graded is
     `malformed` (with a message the student can act on), and any other exception, the grader's fault, is
     `grader_error` with its traceback kept (never a 0 for the student)."""
     start = time.perf_counter()
     hint = settings.exercise
+    sha256 = None
     try:
-        hint = settings.exercise or exercise_from_name(path)
-        return _grade_file(path, name, settings, runner, preparations, hint, start)
+        hint = guess(path, settings.exercise, EXERCISES)
+        answer = read(path) if answer is None else answer
+        sha256 = answer.sha256
+        result = _grade_file(answer, path, name, settings, runner, preparations, start)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
-        return grader_error(name, hint, e)
+        result = grader_error(name, hint, e)
+    return replace(result, source=SubmittedFile(sha256 or UNREADABLE, safe_text(str(path))))
 
 
-def _grade_file(path: Path, name: str, settings: Settings, runner: Runner, preparations: Preparations | None,
-                hint: str | None, start: float) -> Result:
-    try:
-        answer = answer_code(path)
-    except (SubmissionError, RefusedFile) as e:
-        return malformed(name, hint or "unknown", str(e), _max(hint))
-    declared = answer.exercise
-    if settings.exercise is not None and declared is not None and declared != settings.exercise:
-        return malformed(name, settings.exercise,
-                         f"{path.name} is the notebook of exercise {_shown(declared)} (its metadata says so), but "
-                         f"exercise {settings.exercise} was asked for: submit the notebook of exercise "
-                         f"{settings.exercise}.", _max(settings.exercise))
-    exercise_id = declared or hint
-    if exercise_id is None:
-        return malformed(name, "unknown", f"{path.name} does not say which exercise it is (no notebook metadata, "
-                         "no exercise id in its name): grade it with --exercise ID.", 0.0)
-    if exercise_id == declared and declared not in EXERCISES:
-        return malformed(name, hint or "unknown", f"{path.name} names an unknown exercise {_shown(declared)} in its "
-                         f"metadata (known: {', '.join(EXERCISES)}): start again from the exercise notebook.",
-                         _max(hint))
-    exercise = get(exercise_id)
+def _grade_file(answer: Answer | SubmissionError, path: Path, name: str, settings: Settings, runner: Runner,
+                preparations: Preparations | None, start: float) -> Result:
+    which = exercise_of(answer if isinstance(answer, Answer) else path, settings.exercise, EXERCISES)
+    if isinstance(answer, SubmissionError):
+        exercise_id = which.exercise if isinstance(which, Malformed) else which
+        return malformed(name, exercise_id, str(answer), _max(exercise_id))
+    if isinstance(which, Malformed):
+        return malformed(name, which.exercise, which.message, _max(which.exercise))
+    exercise = get(which)
     try:
         prepared = (preparations or Preparations(settings)).get(exercise)
         report = run(exercise, answer.code, prepared, runner, settings.timeout)
         result = judge(exercise, prepared, report, submission=name, answer=answer.code)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
         return grader_error(name, exercise.id, e)
-    return Result(**{**result.__dict__, "execution_time": time.perf_counter() - start, "extra": printed(report)})
+    return replace(result, execution_time=time.perf_counter() - start, printed=printed(report))
 
 
-def printed(report: RunReport) -> dict[str, str]:
+def printed(report: RunReport) -> Printed:
     """What the submission printed, for results.json. The whole of it went on while hidden trials ran too,
     so it is the teacher's alone; `stdout`, for students, is only what a runner could tell was printed before
     any hidden input reached the answer (RunReport.public_stdout; None where it cannot tell)."""
-    extra = {"teacher_stdout": report.stdout[:STDOUT_KEPT]} if report.stdout else {}
-    if report.public_stdout:
-        extra["stdout"] = report.public_stdout[:STDOUT_KEPT]
-    return extra
+    return Printed(teacher_stdout=report.stdout[:STDOUT_KEPT] if report.stdout else None,
+                   stdout=report.public_stdout[:STDOUT_KEPT] if report.public_stdout else None)
 
 
 def grader_error(name: str, exercise_id: str | None, error: BaseException) -> Result:
@@ -153,50 +136,41 @@ def grader_error(name: str, exercise_id: str | None, error: BaseException) -> Re
     trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))[-4000:]
     return Result(exercise=exercise_id if isinstance(exercise_id, str) else "unknown", submission=name,
                   status=Status.GRADER_ERROR, score=0.0, max_score=_max(exercise_id),
-                  output=f"Internal grading error (not your fault; your teacher has been told): {detail}",
-                  extra={"grader_traceback": trace}, causes=(Cause(detail),))
-
-
-def _shown(text: str, limit: int = 60) -> str:
-    """A name from a submission, quoted and cut short, for a message."""
-    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+                  output=say("intake: grader error", detail=detail), grader_traceback=trace, causes=(Cause(detail),))
 
 
 def _max(exercise_id: str | None) -> float:
     return EXERCISES[exercise_id].max_score if isinstance(exercise_id, str) and exercise_id in EXERCISES else 0.0
 
 
-def previous_result(results_path: Path, digest: str | None, name: str | None = None) -> dict | None:
-    """The results of an earlier run of this batch, if they graded this very file (same SHA-256, same name)
-    and read back as a Result (Result.from_json); None for anything else, whatever the file holds."""
+def previous_result(results_path: Path, digest: str | None, name: str | None = None) -> Result | None:
+    """The result of an earlier run of this batch, if it graded this very file (same SHA-256, same name) and
+    reads back as a Result (Result.from_json); None for anything else, whatever the file holds."""
     if digest is None:
         return None
     try:
         result = Result.from_json(json.loads(read_bounded(results_path, MAX_BYTES).decode("utf-8")))
     except Exception:  # noqa: BLE001 - missing, a link, not UTF-8, not JSON, nested too deep, not a Result: regrade
         return None
-    if result.extra.get("submission_sha256") != digest or result.status == Status.GRADER_ERROR:
+    if result.source is None or result.source.sha256 != digest or result.status == Status.GRADER_ERROR:
         return None
     if name is not None and result.submission != name:
         return None
-    return plain_data(result.to_json())
+    return result
 
 
-def _record(out: Path, path: Path, name: str, digest: str | None, result: Result) -> dict:
-    """results.json's contents for `result` (every string safe to encode), written atomically."""
-    data = result.to_json()
-    data["submission_sha256"] = digest or "unreadable"
-    data["submission_path"] = safe_text(str(path))
-    data = plain_data(data)
+def _record(out: Path, name: str, result: Result) -> Result:
+    """Writes `result` as results.json, atomically; returns it as written (every string safe to encode)."""
+    data = plain_data(result.to_json())
     write_atomically(out / name / "results.json", json_text(data))
-    return data
+    return Result.from_json(data)
 
 
-def _notify(on_done: Callable[[str, dict, bool], None] | None, name: str, data: dict, reused: bool) -> None:
+def _notify(on_done: Callable[[str, Result, bool], None] | None, name: str, result: Result, reused: bool) -> None:
     if on_done is None:
         return
     try:
-        on_done(name, data, reused)
+        on_done(name, result, reused)
     except Exception:  # noqa: BLE001 - a progress display that fails must not stop the batch
         pass
 
@@ -207,55 +181,75 @@ def grade_batch(
     settings: Settings,
     runner: Runner,
     jobs: int = 1,
-    on_done: Callable[[str, dict, bool], None] | None = None,
+    on_done: Callable[[str, Result, bool], None] | None = None,
     preparations: Preparations | None = None,
-    found: tuple[list[Path], list[str]] | None = None,
-) -> list[dict]:
+    found: list[Submission] | None = None,
+) -> list[Result]:
     """Grades every submission under `paths` into `out`; returns the results as written, in order. `found`: the
-    files under `paths` and their unique names (discover.named_submissions), where the caller has them already.
+    submissions under `paths` (discover.named_submissions), where the caller has them already.
 
-    Every file gets exactly one verdict: grade_file never raises, and a worker that does anyway (the disk
-    is full, say) gives its file a grader_error. gradebook.csv is written at the end, whatever happened
-    (with the rows graded so far, if the batch was interrupted).
+    Each file is read once, in the worker thread that grades it: the SHA-256 that tells a rerun it was graded
+    already is of the bytes graded. Every file gets exactly one verdict: grade_file never raises, and a worker
+    that does anyway (the disk is full, say) gives its file a grader_error. gradebook.csv is written at the
+    end, whatever happened (with the rows graded so far, if the batch was interrupted).
     """
-    rows: dict[str, dict] = {}
-    names: list[str] = []
+    rows: dict[str, Result] = {}
+    submissions: list[Submission] = []
     try:
-        files, names = found if found is not None else named_submissions(paths, exclude=[out])
-        todo = []
-        for path, name in zip(files, names):
-            digest = file_hash(path)
-            done = previous_result(out / name / "results.json", digest, name)
-            if done is not None:
-                rows[name] = done
-                _notify(on_done, name, done, True)
-            else:
-                todo.append((path, name, digest))
-
+        submissions = found if found is not None else named_submissions(paths, exclude=[out])
         preparations = preparations or Preparations(settings)
 
-        def work(path: Path, name: str, digest: str | None) -> dict:
-            return _record(out, path, name, digest, grade_file(path, name, settings, runner, preparations))
+        def work(submission: Submission) -> tuple[Result, bool]:
+            answer = read(submission.path)
+            done = previous_result(out / submission.name / "results.json", answer.sha256, submission.name)
+            if done is not None:
+                return done, True
+            result = grade_file(submission.path, submission.name, settings, runner, preparations, answer)
+            return _record(out, submission.name, result), False
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = {pool.submit(work, *item): item for item in todo}
+            futures = {pool.submit(work, s): s for s in submissions}
             for future in as_completed(futures):
-                path, name, digest = futures[future]
+                submission = futures[future]
                 try:
-                    data = future.result()
+                    result, reused = future.result()
                 except Exception as e:  # noqa: BLE001 - its own verdict; the batch goes on
-                    failed = grader_error(name, settings.exercise or exercise_from_name(path), e)
+                    reused = False
+                    result = replace(grader_error(submission.name, guess(submission.path, settings.exercise, EXERCISES),
+                                                  e), source=SubmittedFile(UNREADABLE, safe_text(str(submission.path))))
                     try:
-                        data = _record(out, path, name, digest, failed)
+                        result = _record(out, submission.name, result)
                     except Exception:  # noqa: BLE001 - the disk: the gradebook row says what happened
-                        data = plain_data({**failed.to_json(), "submission_sha256": digest or "unreadable",
-                                           "submission_path": safe_text(str(path))})
-                rows[name] = data
-                _notify(on_done, name, data, False)
+                        result = Result.from_json(plain_data(result.to_json()))
+                rows[submission.name] = result
+                _notify(on_done, submission.name, result, reused)
     finally:
-        write_gradebook(out, [rows[n] for n in names if n in rows])
-    return [rows[n] for n in names]
+        write_gradebook(out, [rows[s.name] for s in submissions if s.name in rows])
+    return [rows[s.name] for s in submissions]
 
 
-def write_gradebook(out: Path, results: list[dict]) -> None:
-    write_atomically(out / "gradebook.csv", batch_gradebook_csv(Result.from_json(r) for r in results))
+GRADEBOOK_FIELDS = ("submission", "exercise", "status", "score", "max_score", "execution_time", "results")
+
+
+def batch_gradebook_csv(results: Iterable[Result]) -> str:
+    """A batch's gradebook.csv: one row per submission graded, in the given order (reports/gradebook.py makes the
+    student gradebook, a row per student, and the LMS files). Text cells go through csv_cell: a name such as
+    `=HYPERLINK(...)` or `-x.py` stays text in a spreadsheet."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=GRADEBOOK_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for result in results:
+        writer.writerow({
+            "submission": csv_cell(result.submission),
+            "exercise": csv_cell(result.exercise),
+            "status": result.status.value,
+            "score": f"{result.score:g}",
+            "max_score": f"{result.max_score:g}",
+            "execution_time": f"{result.execution_time:.2f}",
+            "results": csv_cell(f"{result.submission}/results.json"),
+        })
+    return buffer.getvalue()
+
+
+def write_gradebook(out: Path, results: list[Result]) -> None:
+    write_atomically(out / "gradebook.csv", batch_gradebook_csv(results))

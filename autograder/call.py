@@ -7,10 +7,10 @@ counts: a class of the student's own, SystemExit, KeyboardInterrupt. Only a stop
 a signal handler of `stopping` raised: Ctrl-C, or the time limit of a self-check. It is told apart by
 identity, not by type, so code that raises KeyboardInterrupt, or Stop, itself stops nothing. Code that
 catches a stop and carries on does not cancel it either: the Call raises it once the code returns. A worker
-installs no such handler. The zygote stops a job by killing its process (the deadline, RLIMIT_CPU), and no
+installs no such handler. The relay stops a job by killing its process (the deadline, RLIMIT_CPU), and no
 exception can stand in for that.
 
-Nothing is captured here: a worker's output is read from its descriptors by the zygote, and in process,
+Nothing is captured here: a job's output is read from its descriptors by the relay, and in process,
 what the code prints goes where the student can see it.
 """
 
@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from .feedback.wording import say
 
 
 class Stop(KeyboardInterrupt):
@@ -75,8 +77,8 @@ def stopping(seconds: float | None = None) -> Iterator[None]:
 
         return handler
 
-    interrupt = signal.signal(signal.SIGINT, stop("interrupted (Ctrl-C)", False))
-    alarm = signal.signal(signal.SIGALRM, stop(f"out of time ({seconds:g} s)", True)) if seconds else None
+    interrupt = signal.signal(signal.SIGINT, stop(say("run: interrupted"), False))
+    alarm = signal.signal(signal.SIGALRM, stop(say("run: out of time", seconds=seconds), True)) if seconds else None
     if seconds:
         signal.setitimer(signal.ITIMER_REAL, seconds)
     try:

@@ -1,5 +1,5 @@
-"""The command line: `autograder list | grade | check | assign | publish | blame | export | report | workshop`.
-I/O lives here."""
+"""The command line: `autograder list | grade | check | assign | release | publish | blame | export | report |
+workshop`. I/O lives here."""
 
 from __future__ import annotations
 
@@ -14,11 +14,15 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from . import devices as device_choice
-from .files import terminal_text
+from . import settings as device_choice
+from .feedback.wording import say
+from .intake.files import terminal_text
 
 if TYPE_CHECKING:
+    from .core.result import Result
+    from .intake.discover import Submission
     from .runner.pool import WarmPool
 
 
@@ -57,20 +61,19 @@ def _limits(args: argparse.Namespace):
 def cmd_grade(args: argparse.Namespace) -> int:
     """Launches the sandboxed workers first, before this process imports torch: the imports of torch (the
     grader's and each worker's) then share the cores instead of queueing."""
-    from .discover import named_submissions
+    from .intake.discover import named_submissions
     from .runner.pool import PoolError, WarmPool
 
     if args.jobs < 1:
-        return _usage("--jobs must be at least 1")
+        return _usage(say("cli: jobs"))
     missing = [p for p in args.paths if not p.exists()]
     if missing:
-        return _usage(f"no such file or folder: {', '.join(map(str, missing))}")
+        return _usage(say("cli: no such path", paths=", ".join(map(str, missing))))
     found = named_submissions(args.paths, exclude=[args.out])  # unique names: clashing files all graded
-    files = found[0]
-    if not files:
-        return _usage("no .ipynb or .py submissions found under " + ", ".join(map(str, args.paths)))
+    if not found:
+        return _usage(say("cli: no submissions", paths=", ".join(map(str, args.paths))))
     try:
-        pool = WarmPool(min(args.jobs, len(files)), _limits(args), sandbox=False if args.no_sandbox else None,
+        pool = WarmPool(min(args.jobs, len(found)), _limits(args), sandbox=False if args.no_sandbox else None,
                         wait=False, run_as=args.run_as)
     except PoolError as e:
         return _error(e)
@@ -78,16 +81,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return _grade(args, pool, found)
 
 
-def _grade(args: argparse.Namespace, pool: WarmPool, found: tuple[list[Path], list[str]]) -> int:
+def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) -> int:
     """`grade`, once its workers are starting: torch, the references, then the batch."""
     import torch
 
-    from .batch import Preparations, Settings, exercise_from_name, grade_batch
+    from .batch import Preparations, Settings, grade_batch
     from .exercises import EXERCISES
+    from .intake.exercise_of import guess
     from .runner.pool import PoolError
 
     if args.exercise and args.exercise not in EXERCISES:
-        return _usage(f"unknown exercise {args.exercise!r}; known: {', '.join(EXERCISES)}")
+        return _usage(say("intake: unknown asked", asked=repr(args.exercise), known=", ".join(EXERCISES)))
     devices = _devices(args.device)
     torch.set_num_threads(1)  # the reference's tensors are tiny; --jobs gives the parallelism
     settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
@@ -96,48 +100,43 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: tuple[list[Path], li
     preparations = Preparations(settings)
     # while the workers start: the references of the exercises the files' names point to (any other one is
     # made when a submission first needs it; making all twelve would take the cores from the workers)
-    files = found[0]
-    named = {exercise_from_name(p) for p in files}
-    preparations.make_in_background([args.exercise] if args.exercise else [e for e in EXERCISES if e in named])
+    named = {guess(s.path, args.exercise, EXERCISES) for s in found}
+    preparations.make_in_background([e for e in EXERCISES if e in named])
     try:
         pool.ready()
     except PoolError as e:
         return _error(e)
     if pool.warning:
-        _console(stderr=True).print(f"[bold red]WARNING: {pool.warning}[/]")
+        _console(stderr=True).print(Text(say("cli: pool warning", warning=pool.warning), style="bold red"))
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=console, disable=args.quiet)
     with progress:
-        task = progress.add_task("", total=len(files))
+        task = progress.add_task("", total=len(found))
 
-        def done(name: str, data: dict, reused: bool) -> None:
+        def done(name: str, result: Result, reused: bool) -> None:
             shown = terminal_text(name).replace("[", "\\[")  # a file's name is text, never markup
             progress.update(task, advance=1, description=f"{shown}{' (already graded)' if reused else ''}")
 
         results = grade_batch(args.paths, args.out, settings, pool, jobs=args.jobs, on_done=done,
                               preparations=preparations, found=found)
     _summary(console, results, args.out, args.table)
-    return 1 if any(r.get("status") == "grader_error" for r in results) else 0
+    return 1 if any(r.status == "grader_error" for r in results) else 0
 
 
 TABLE_ROWS = 20
 """At most this many submissions get a row each after `grade` without --table; more are counted per status."""
 
 
-def _summary(console: Console, results: list[dict], out: Path, table_wanted: bool) -> None:
+def _summary(console: Console, graded: list[Result], out: Path, table_wanted: bool) -> None:
     """The batch's totals per status and what to run next; the table of every submission where it is short or
     asked for. What a submission named or raised is shown as text, never as markup or terminal codes."""
-    from rich.text import Text
+    from .core.status import Status
+    from .intake.files import terminal_text
 
-    from .files import terminal_text
-    from .result import Result
-    from .status import Status
-
-    graded = [Result.from_json(r) for r in results]
     style = {Status.PASSED: "green", Status.GRADER_ERROR: "bold red", Status.FAILED: "yellow"}
     if table_wanted or len(graded) <= TABLE_ROWS:
         table = Table(title=f"{len(graded)} submissions graded")
-        for column in ("submission", "exercise", "status", "score", "failed checks, or why"):
+        for column in ("submission", "exercise", "status", "score", say("cli: why column")):
             table.add_column(column, overflow="fold")
         for r in graded:
             failed = ", ".join(t.name for t in r.tests if t.status == Status.FAILED)
@@ -153,13 +152,10 @@ def _summary(console: Console, results: list[dict], out: Path, table_wanted: boo
         line.append(f"{n} {status}", style=style.get(status, "red"))
     console.print(line)
     if counts[Status.GRADER_ERROR]:
-        console.print(Text(f"{counts[Status.GRADER_ERROR]} hit an internal grading error (not the students' fault): "
-                           "see their results.json, then run the same command again to regrade them",
-                           style="bold red"))
-    console.print(f"Results: {out}/<submission>/results.json; gradebook: {out / 'gradebook.csv'}"
-                  + ("" if table_wanted or len(graded) <= TABLE_ROWS else " (--table lists every submission)"))
-    console.print(f"Next: autograder report {out}   (a page per student and submission, why each failed, the LMS "
-                  "files)")
+        console.print(Text(say("cli: grader errors", errors=counts[Status.GRADER_ERROR]), style="bold red"))
+    console.print(say("cli: results are in", out=out, gradebook=out / "gradebook.csv")
+                  + ("" if table_wanted or len(graded) <= TABLE_ROWS else say("cli: table option")))
+    console.print(say("cli: next", out=out))
 
 
 def _self_check(exercise: str, code: str, args: argparse.Namespace, pool: WarmPool | None):
@@ -190,18 +186,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     launched, warmed for that exercise only, before this process imports torch, as `grade` does: asked
     for by name, with no quiet fallback to a plain process (PoolError says why)."""
     from .catalog import exercise_ids
-    from .submission import SubmissionError, answer_code
+    from .intake.exercise_of import Malformed, exercise_of
+    from .intake.submission import SubmissionError, answer_code
 
     try:
         answer = answer_code(args.path)
     except (SubmissionError, OSError) as e:
         _console().print(f"[red]{e}[/]")
         return 1
-    exercise = answer.exercise or args.exercise
-    if exercise is None:
-        return _usage(f"{args.path} does not say which exercise it is: pass --exercise ID")
-    if exercise not in exercise_ids():
-        return _usage(f"unknown exercise {exercise!r}; known: {', '.join(exercise_ids())}")
+    exercise = exercise_of(answer, args.exercise, exercise_ids())  # as `grade` decides it
+    if isinstance(exercise, Malformed):
+        return _usage(exercise.message)
     from .runner.limits import Limits
     from .runner.pool import PoolError, WarmPool
 
@@ -214,10 +209,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
+    from .core.status import Status
     from .feedback.text import FOOTER, feedback_text
-    from .feedback.wording import say
     from .runner.pool import PoolError
-    from .status import Status
 
     try:
         result = _self_check(exercise, code, args, pool)
@@ -240,14 +234,10 @@ def cmd_assign(args: argparse.Namespace) -> int:
         _console(stderr=True).print(f"[red]{e}[/]")
         return 2
     if args.check:
-        for d in drifts:
-            print(f"drift: {d.path}: {d.reason}")
-        if drifts:
-            print("Run `autograder assign` to regenerate exercises/ from solutions/.")
-            return 1
-        print(f"{args.out}/ matches {args.solutions}/")
-        return 0
-    print(f"wrote {args.out}/ from {args.solutions}/" + (f" ({', '.join(args.exercise)})" if args.exercise else ""))
+        return _report_drift([f"{d.path}: {d.reason}" for d in drifts], say("cli: assign drift"),
+                             say("cli: assign matches", out=args.out, solutions=args.solutions))
+    print(say("cli: assigned", out=args.out, solutions=args.solutions)
+          + (f" ({', '.join(args.exercise)})" if args.exercise else ""))
     return 0
 
 
@@ -263,30 +253,33 @@ def cmd_publish(args: argparse.Namespace) -> int:
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 1))
     try:
         if args.check:
-            drifts = [line for exercise in EXERCISES.values() for line in drift(exercise)]
-            for line in drifts:
-                print(f"drift: {line}")
-            if drifts:
-                print("Run `autograder publish` to remake the public data from references/.")
-                return 1
-            print(f"{PUBLIC_DIR} matches references/ ({len(EXERCISES)} exercises)")
-            return 0
+            return _report_drift([line for exercise in EXERCISES.values() for line in drift(exercise)],
+                                 say("cli: publish drift"),
+                                 say("cli: publish matches", folder=PUBLIC_DIR, exercises=len(EXERCISES)))
         for exercise in EXERCISES.values():
             write_public(exercise)
     except ReferencesMissing as e:
         _console(stderr=True).print(f"[red]{e}[/]")
         return 2
-    print(f"wrote the public data of {len(EXERCISES)} exercises to {PUBLIC_DIR}")
+    print(say("cli: published", exercises=len(EXERCISES), folder=PUBLIC_DIR))
     return 0
 
 
+def _report_drift(drifts: list[str], fix: str, matches: str) -> int:
+    """`--check`'s report: each drift and what to run to fix them (exit 1), or that nothing drifted (exit 0)."""
+    for line in drifts:
+        print(f"drift: {line}")
+    print(fix if drifts else matches)
+    return 1 if drifts else 0
+
+
 def _usage(message: str) -> int:
-    _console(stderr=True).print(f"[red]error:[/] {message}")
+    _console(stderr=True).print(Text(say("cli: error", message=message), style="red"))
     return 2
 
 
 def _error(e: Exception) -> int:
-    _console(stderr=True).print(f"[bold red]error:[/] {e}")
+    _console(stderr=True).print(Text(say("cli: error", message=e), style="bold red"))  # never read as markup
     return 1
 
 
@@ -343,9 +336,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         parts = release(args.out, args.repository)
     except ReleaseError as e:
         return _usage(str(e))
-    print(f"wrote the student edition into {args.out}: {', '.join(p.name for p in parts)}.\n"
-          f"Publish it at {args.repository} (its setup cells, pyproject.toml and the book's buttons point there). "
-          "It holds no solutions/ and no references/: keep those to yourself.")
+    print(say("cli: released", out=args.out, parts=", ".join(p.name for p in parts), repository=args.repository))
     return 0
 
 
@@ -363,7 +354,7 @@ def _publish_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _blame_arguments(p: argparse.ArgumentParser) -> None:
-    from .blame import script
+    from .blame.fix import script
 
     p.description = script.__doc__.split("\n\n")[0]
     script.configure(p)

@@ -12,9 +12,10 @@ from typing import Any
 
 import torch
 
-from .checks import Tolerance, missing
-from .evidence import Evidence, failed
-from .spec import PASS, Family, Rule, Verdict
+from .core.checks import Tolerance, missing
+from .core.evidence import Evidence, failed
+from .core.spec import PASS, Family, Rule, Verdict
+from .feedback.wording import say
 
 EPS = 1e-6
 """Step of the central differences, float64, as torch.autograd.gradcheck uses."""
@@ -68,7 +69,7 @@ def agree(scenarios: tuple[str, ...], failure: str) -> Rule:
             values = pair.got.values
             for k in range(DIRECTIONS):
                 if OBSERVED.key(k, "v") not in values:
-                    return missing(ev, pair, "gradcheck", "The gradient check")
+                    return missing(ev, pair, "gradcheck", say("run: gradient check"))
                 slope = (_at(values, k, "plus") - _at(values, k, "minus")) / (2 * EPS)
                 numeric = float((slope * _at(values, k, "v")).sum())
                 analytic, i = 0.0, 0
@@ -76,8 +77,8 @@ def agree(scenarios: tuple[str, ...], failure: str) -> Rule:
                     analytic += float((_at(values, k, "grad", i) * _at(values, k, "u", i)).sum())
                     i += 1
                 if not abs(numeric - analytic) <= TOLERANCE.atol + TOLERANCE.rtol * abs(numeric):
-                    return failed(f"{failure} (in {pair.label}: finite differences give {numeric:.6g} "
-                                  f"along a random direction, your backward gives {analytic:.6g}).", failure)
+                    return failed(say("run: gradient check failed", failure=failure, trial=pair.label,
+                                      numeric=numeric, analytic=analytic), failure)
         return PASS
 
     return Rule(evaluate, scenarios, (OBSERVED,))

@@ -21,10 +21,11 @@ from typing import Any
 import torch
 
 from .call import Call
-from .cells import CELL_BREAK
-from .messages import INPLACE_ERROR
-from .outcome import ANSWER_FILE, ErrorInfo, Outcome, RunReport, Trial
-from .spec import Exercise, Inputs
+from .core.messages import INPLACE_ERROR
+from .core.outcome import ANSWER_FILE, ErrorInfo, Outcome, RunReport, Trial
+from .core.spec import Exercise, Inputs
+from .feedback.wording import say
+from .intake.cells import CELL_BREAK
 
 _seed = torch.random.manual_seed
 """Seeds each trial. Bound here, before any answer runs, and not torch.manual_seed: once torch has imported
@@ -46,7 +47,7 @@ ANSWER_MODULE = "__answer__"
 
 
 def load_answer(code: str, filename: str = ANSWER_FILE) -> tuple[dict[str, Any], ErrorInfo | None]:
-    """Executes answer code in a fresh module, cell by cell as Jupyter does (submission.CELL_BREAK), with the
+    """Executes answer code in a fresh module, cell by cell as Jupyter does (cells.CELL_BREAK), with the
     names a notebook has that Python lacks (`display`, `get_ipython`); returns its namespace and the error that
     stopped it, if any. A syntax error is located at its line of the whole answer."""
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
@@ -92,7 +93,7 @@ def _display(*objects: Any, **options: Any) -> None:
 
 class _Notebook:
     """What `get_ipython()` gives an answer while it is graded: the calls IPython makes of a notebook's own
-    syntax (submission.python_of_cell). `%time`, `%timeit` and `%%time` run their statement once; every
+    syntax (cells.python_of_cell). `%time`, `%timeit` and `%%time` run their statement once; every
     other magic and shell escape does nothing (a `!pip install`, a `%matplotlib inline`)."""
 
     RUN = ("time", "timeit", "prun")
@@ -119,7 +120,7 @@ def error_info(exc: BaseException, filename: str = ANSWER_FILE) -> ErrorInfo:
     code's own doing (a `__str__` that raises, a `__traceback__` property): each part read through a Call."""
     located = Call.from_call(_location, exc, filename)
     line, code = located.value if located.error is None else (None, None)
-    message = _text(lambda: f"the code called exit({exc.code!r})" if isinstance(exc, SystemExit) else str(exc))
+    message = _text(lambda: say("run: called exit", code=exc.code) if isinstance(exc, SystemExit) else str(exc))
     return ErrorInfo(_text(lambda: type(exc).__name__), message[:4000], line, code)
 
 
@@ -143,15 +144,12 @@ def symbol_problems(exercise: Exercise, namespace: Mapping[str, Any]) -> dict[st
     problems = {}
     for symbol in exercise.defines:
         if symbol.name not in namespace:
-            problems[symbol.name] = (
-                f"`{symbol.name}` is not defined. Define it in an answer cell (the grader runs only "
-                "the answer cells, so imports and helpers must be there too)."
-            )
+            problems[symbol.name] = say("run: not defined", symbol=symbol.name)
         else:  # looking at a class or a function can run its code (a metaclass, a __signature__)
             looked = Call.from_call(symbol.problem_with, namespace[symbol.name])
             if looked.error is not None:
-                problems[symbol.name] = (f"`{symbol.name}` could not be inspected: looking at it raised "
-                                         f"{error_info(looked.error).type}.")
+                problems[symbol.name] = say("run: not inspectable", symbol=symbol.name,
+                                            type=error_info(looked.error).type)
             elif looked.value:
                 problems[symbol.name] = looked.value
     return problems

@@ -18,22 +18,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import trials as trial_plan
+from .core.grade import grade
+from .core.outcome import Outcome, RunReport, Trial
+from .core.result import Result
+from .core.spec import Exercise, Inputs
 from .exercises import get
-from .feedback import describe as feedback
-from .grade import grade
-from .outcome import Outcome, RunReport, Trial
+from .feedback.describe import Explainer, LineFix
 from .public import load_public
 from .reference_store import run_reference
-from .result import Result
 from .runner import InProcessRunner, Job, Runner
 from .settings import DEFAULT_SALT
-from .spec import Exercise, Inputs
 
 
-def _suggested_rewrite(report: dict) -> feedback.LineFix | None:
-    """The culprit locator's suggested rewrite (blame/suggest.py), as feedback shows it: the core asks for it
-    through feedback's registry and never imports the locator or libcst itself."""
-    from .blame.suggest import suggest_from_line, without_comment  # libcst: only when an in-place error is explained
+def suggested_rewrite(report: dict) -> LineFix | None:
+    """The culprit locator's suggested rewrite (blame/suggest/suggest.py), as feedback shows it: the core gets it as an
+    Explainer's `suggest` (explainer below) and never imports the locator or libcst itself."""
+    from .blame.suggest.suggest import (  # libcst: only when an in-place error is explained
+        suggest_from_line,
+        without_comment,
+    )
 
     found = suggest_from_line(report)
     if found is None or found.line is None:
@@ -42,10 +45,13 @@ def _suggested_rewrite(report: dict) -> feedback.LineFix | None:
     def shown(part: str | None) -> str | None:
         return None if part is None else "\n".join(without_comment(line.strip()) or "" for line in part.splitlines())
 
-    return feedback.LineFix(found.line, shown(found.before), shown(found.after), found.why)
+    return LineFix(found.line, shown(found.before), shown(found.after), found.why)
 
 
-feedback.add_suggester(_suggested_rewrite)
+def explainer(exercise: Exercise) -> Explainer:
+    """How a grading of `exercise` puts errors in words: with the locator's suggested rewrite of the culprit line,
+    unless the exercise rules rewrites out (spec.Exercise.rewrites). A new one per grading, with its own memo."""
+    return Explainer(exercise.rewrites, suggested_rewrite)
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,7 @@ def judge(exercise: Exercise, prepared: Prepared, report: RunReport, *, submissi
           answer: str | None = None) -> Result:
     """The Result of a run. `answer`: the graded code, where a hidden error's line is read from."""
     return grade(exercise, report, prepared.reference, prepared.trials, prepared.inputs,
-                 public_only=prepared.public_only, submission=submission, answer=answer)
+                 public_only=prepared.public_only, submission=submission, answer=answer, explainer=explainer(exercise))
 
 
 def grade_code(exercise_id: str, code: str, *, devices: tuple[str, ...] = ("cpu",),

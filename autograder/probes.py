@@ -10,7 +10,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .spec import Family
+from .core.spec import Family
+from .feedback.wording import say
 
 STATE = Family("state")
 """Inputs: a module's drawn parameters and buffers, `state <name>`."""
@@ -57,7 +58,7 @@ def backward_with(out: Any, grad: torch.Tensor) -> None:
 
 def observe_grad(obs: dict[str, Any], name: str, tensor: torch.Tensor) -> None:
     """Records `tensor`'s gradient as GRAD.key(name), or a note that it has none."""
-    obs[GRAD.key(name)] = tensor.grad if tensor.grad is not None else f"`{name}` got no gradient (its .grad is None)"
+    obs[GRAD.key(name)] = tensor.grad if tensor.grad is not None else say("run: no gradient", tensor=name)
 
 
 def observe_grads(obs: dict[str, Any], module: nn.Module) -> None:

@@ -6,8 +6,8 @@ drawn with trials.PUBLIC_SEED, and the reference's outcomes on them, on the CPU.
 makes them from the references; `autograder publish --check` fails where they have drifted.
 
 Each exercise has `exercises/public/<id>.json` (the structure: numbers, strings, errors, and the name of
-each tensor) and `<id>.safetensors` (the tensors): both are read back without pickle, and checked
-against the exercise before use.
+each tensor) and `<id>.safetensors` (the tensors), coded as the wire to a job codes them (codec.py): both
+are read back without pickle, and checked against the exercise before use.
 """
 
 from __future__ import annotations
@@ -15,27 +15,21 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load as load_tensors
-from safetensors.torch import save as save_tensors
 
 from . import trials as trial_plan
-from .outcome import ErrorInfo, Outcome, Trial
+from .codec import decode_values, encode_values, read_tensors, tensor_bytes
+from .core.outcome import ErrorInfo, Outcome, Trial
+from .core.spec import Exercise, Inputs
+from .feedback.wording import say
 from .reference_store import run_reference
-from .spec import Exercise, Inputs
 
 PUBLIC_DIR = Path(__file__).resolve().parent / "exercises" / "public"
 FORMAT = 1
 """Version of the file layout; a file of another version is refused, never guessed at."""
-
-_TENSOR = "tensor"
-"""A JSON value {"tensor": NAME} stands for the tensor NAME of the safetensors file."""
-
 
 class PublicDataError(Exception):
     """The shipped public data is missing, unreadable, or does not fit the exercise as it is now."""
@@ -66,25 +60,12 @@ def make_public(exercise: Exercise) -> tuple[str, dict[str, torch.Tensor]]:
         "exercise": exercise.id,
         "made_by": "autograder publish (from references/); do not edit",
         "trials": [t.key for t in trials],
-        "inputs": {key: _encode(values, f"inputs/{key}", tensors) for key, values in inputs.items()},
-        "expected": {key: {"values": _encode(o.values, f"expected/{key}", tensors), "error": _encode_error(o.error)}
+        "inputs": {key: encode_values(values, f"inputs/{key}", tensors) for key, values in inputs.items()},
+        "expected": {key: {"values": encode_values(o.values, f"expected/{key}", tensors),
+                           "error": _encode_error(o.error)}
                      for key, o in expected.items()},
     }
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n", tensors
-
-
-def _encode(values: Mapping[str, Any], prefix: str, tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
-    encoded: dict[str, Any] = {}
-    for name, value in values.items():
-        if isinstance(value, torch.Tensor):
-            key = f"{prefix}/{name}"
-            tensors[key] = value.detach().to("cpu").contiguous().clone()  # own storage: safetensors saves no views
-            encoded[name] = {_TENSOR: key}
-        elif value is None or isinstance(value, (bool, int, float, str)):
-            encoded[name] = value
-        else:
-            raise TypeError(f"{prefix}/{name}: cannot ship a {type(value).__name__}")
-    return encoded
 
 
 def _encode_error(error: ErrorInfo | None) -> dict[str, Any] | None:
@@ -96,7 +77,7 @@ def write_public(exercise: Exercise, folder: Path = PUBLIC_DIR) -> tuple[Path, P
     text, tensors = make_public(exercise)
     json_path, tensor_path = paths(exercise.id, folder)
     _replace(json_path, text.encode("utf-8"))
-    _replace(tensor_path, save_tensors(tensors))
+    _replace(tensor_path, tensor_bytes(tensors))
     return json_path, tensor_path
 
 
@@ -171,9 +152,9 @@ def drift(exercise: Exercise, folder: Path = PUBLIC_DIR) -> list[str]:
     json_path, tensor_path = paths(exercise.id, folder)
     try:
         shipped_text = json_path.read_text(encoding="utf-8")
-        shipped = load_tensors(tensor_path.read_bytes())
+        shipped = read_tensors(tensor_path.read_bytes())
         json_problems = _json_drift(exercise, json.loads(shipped_text), json.loads(text))
-    except (OSError, UnicodeDecodeError, SafetensorError, ValueError) as e:
+    except (OSError, UnicodeDecodeError, ValueError) as e:
         return [f"{exercise.id}: cannot read the shipped files ({e})"]
     problems = [f"{json_path.name}: {p}" for p in json_problems]
     for name in sorted(set(tensors) | set(shipped)):
@@ -195,8 +176,8 @@ def load_public(exercise: Exercise, folder: Path = PUBLIC_DIR) -> tuple[tuple[Tr
     json_path, tensor_path = paths(exercise.id, folder)
     try:
         data = json.loads(json_path.read_text(encoding="utf-8"))
-        tensors = load_tensors(tensor_path.read_bytes())
-    except (OSError, UnicodeDecodeError, ValueError, SafetensorError) as e:
+        tensors = read_tensors(tensor_path.read_bytes())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
         raise _unusable(json_path, f"cannot read it ({e})") from None
     trials = public_trials(exercise)
     try:
@@ -207,8 +188,7 @@ def load_public(exercise: Exercise, folder: Path = PUBLIC_DIR) -> tuple[tuple[Tr
 
 
 def _unusable(path: Path, why: str) -> PublicDataError:
-    return PublicDataError(f"The self-check's public data {path} is not usable: {why}. Reinstall the course "
-                           "package; in a source checkout, run `autograder publish`.")
+    return PublicDataError(say("run: public data unusable", path=path, why=why))
 
 
 def _decode(exercise: Exercise, trials: tuple[Trial, ...], data: Any, tensors: dict[str, torch.Tensor]):
@@ -223,32 +203,15 @@ def _decode(exercise: Exercise, trials: tuple[Trial, ...], data: Any, tensors: d
     if not isinstance(raw_expected, dict) or list(raw_expected) != [t.key for t in trials]:
         raise ValueError("its expected outcomes are not those of the public trials")
     used: set[str] = set()
-    inputs = {key: _decode_values(raw_inputs[key], tensors, used) for key in input_keys}
+    inputs = {key: decode_values(raw_inputs[key], tensors, used) for key in input_keys}
     expected = {}
     for key, raw in raw_expected.items():
         if not isinstance(raw, dict) or set(raw) != {"values", "error"}:
             raise ValueError(f"the outcome of {key} is malformed")
-        expected[key] = Outcome(_decode_values(raw["values"], tensors, used), _decode_error(raw["error"]))
+        expected[key] = Outcome(decode_values(raw["values"], tensors, used), _decode_error(raw["error"]))
     if used != set(tensors):
         raise ValueError(f"{len(set(tensors) - used)} of its tensors belong to nothing")
     return inputs, expected
-
-
-def _decode_values(raw: Any, tensors: dict[str, torch.Tensor], used: set[str]) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise ValueError("a set of values is not a JSON object")
-    values: dict[str, Any] = {}
-    for name, value in raw.items():
-        if isinstance(value, dict):
-            if set(value) != {_TENSOR} or value[_TENSOR] not in tensors:
-                raise ValueError(f"{name!r} names no tensor of the safetensors file")
-            used.add(value[_TENSOR])
-            values[name] = tensors[value[_TENSOR]]
-        elif value is None or isinstance(value, (bool, int, float, str)):
-            values[name] = value
-        else:
-            raise ValueError(f"{name!r} holds a {type(value).__name__}")
-    return values
 
 
 def _decode_error(raw: Any) -> ErrorInfo | None:

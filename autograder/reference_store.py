@@ -21,9 +21,11 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
+from .feedback.wording import say
+
 if TYPE_CHECKING:
-    from .outcome import Outcome, Trial
-    from .spec import Exercise, Inputs
+    from .core.outcome import Outcome, Trial
+    from .core.spec import Exercise, Inputs
 
 ENV = "AUTOGRADER_REFERENCES"
 """Names the references folder where it is not beside the package (a platform bundle sets it)."""
@@ -123,12 +125,9 @@ def _module(exercise_id: str) -> tuple[Path, ModuleType]:
     folder = references_dir()
     path = folder / f"{exercise_id}.py" if folder is not None else None
     if path is None or not path.is_file():
-        where = f"no {path}" if path is not None else f"{ENV} is not set, and there is no {_CHECKOUT_REFERENCES}"
         raise ReferencesMissing(
-            f"The reference implementations are not installed ({where}). Grading needs the course's "
-            f"references/ folder: run the grader from a source checkout of the course, or set {ENV} to that "
-            "folder. The notebook self-check, check(), works without them."
-        )
+            say("run: references missing", path=path, variable=ENV) if path is not None else
+            say("run: references not found", variable=ENV, checkout=_CHECKOUT_REFERENCES))
     path = path.resolve()
     with _lock:
         if path not in _modules:
@@ -158,8 +157,8 @@ def run_reference(exercise: Exercise, trials: tuple[Trial, ...], inputs: Mapping
     """The reference's observations on the CPU, for every scenario and dtype among `trials`: references/<id>.py
     (ReferencesMissing where it is not installed) unless `reference` is given. Here, on the grader's side:
     a worker, which imports the harness too, never loads a reference."""
+    from .core.outcome import Trial
     from .harness import run_trials  # torch: a platform's grader reads this module before it imports torch
-    from .outcome import Trial
 
     namespace = load_reference(exercise.id) if reference is None else reference
     cpu = tuple(dict.fromkeys(Trial(t.scenario, t.dtype, "cpu") for t in trials))

@@ -7,7 +7,8 @@ OUT holds what a student needs and nothing that gives an exercise away:
 - `exercises/`: the exercise notebooks, made from the solutions as `autograder assign` makes them, their setup
   cell installing the course from URL;
 - `book/`: the book's source, its launch buttons and links pointing at URL, without the blocks a chapter marks
-  as an exercise's solution (a MyST directive with `:class: solution`);
+  as an exercise's solution (a MyST directive with `:class: solution`), and with each page of LEFT_OUT (the
+  exercises' fixes) replaced by a page that says the teacher holds it back;
 - `binder/`: Binder's environment, for the book's Binder buttons.
 
 URL is where the teacher publishes OUT (a repository of their own): the setup cell, pyproject.toml's
@@ -26,7 +27,8 @@ import yaml
 
 from .assign import AssignError, exercise_notebook
 from .bundle.source import CHECKOUT, ExportError, copy_source
-from .files import write_atomically
+from .feedback.wording import say
+from .intake.files import write_atomically
 
 URL = re.compile(r"^(https?://|git@|ssh://)[^\s\"'`]+$")
 STUDENT_README = """# {title}: the student edition
@@ -44,6 +46,11 @@ Then open `exercises/` in Jupyter (`pip install jupyterlab && jupyter lab exerci
 buttons of the book (`book/`, built with `jupyter-book build book`). In each notebook: predict, run the
 failure, find the line, write your fix in the answer cell, and run `check("<exercise>")`.
 """
+# The book's pages that give the exercises' answers away (book/after/fixes.md shows each exercise's fix as code):
+# the edition has, in each one's place, a page of the same title saying it was left out, so that the table of
+# contents and the chapters' links to it still hold (its words: "cli: release left out page").
+# tests/test_release.py looks for every line of every answer in the edition.
+LEFT_OUT = ("after/fixes.md",)
 _OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{[^}]+\}")
 _OPTION = re.compile(r"^:[\w-]+:")
 _SOLUTION_CLASS = re.compile(r"^:class:.*\bsolution\b")
@@ -56,10 +63,9 @@ class ReleaseError(Exception):
 def release(out: Path, repository_url: str, checkout: Path = CHECKOUT) -> list[Path]:
     """Writes the student edition into `out` (which must be empty or missing); returns its top-level parts."""
     if not URL.match(repository_url):
-        raise ReleaseError(f"--repository must be the address of your copy (https://..., git@...), got "
-                           f"{repository_url!r}")
+        raise ReleaseError(say("cli: release repository", got=repr(repository_url)))
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ReleaseError(f"{out} is not an empty folder: give a new one (nothing is overwritten)")
+        raise ReleaseError(say("cli: release not empty", out=out))
     try:
         copy_source(out)
     except ExportError as e:
@@ -76,7 +82,7 @@ def _package_points_at(out: Path, url: str) -> None:
     pyproject = out / "pyproject.toml"
     text, found = re.subn(r'^Repository = "[^"]*"$', f'Repository = "{url}"', pyproject.read_text(), flags=re.M)
     if found != 1:
-        raise ReleaseError("pyproject.toml has no [project.urls] Repository line to point at your copy")
+        raise ReleaseError(say("cli: release no repository line"))
     write_atomically(pyproject, text)
     write_atomically(out / "README.md", STUDENT_README.format(title="In-place autograd errors", url=url))
 
@@ -84,7 +90,7 @@ def _package_points_at(out: Path, url: str) -> None:
 def _exercises(solutions: Path, folder: Path, url: str) -> None:
     sources = sorted(solutions.glob("*.ipynb"))
     if not sources:
-        raise ReleaseError(f"no solution notebooks in {solutions}: run release from the course's repository")
+        raise ReleaseError(say("cli: release no solutions", folder=solutions))
     for source in sources:
         try:
             notebook = exercise_notebook(nbformat.read(source, as_version=4), url)
@@ -107,12 +113,18 @@ def _book(book: Path, folder: Path, url: str) -> None:
     path = folder / "_config.yml"
     config = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(config, dict) or not isinstance(config.get("repository"), dict):
-        raise ReleaseError("book/_config.yml has no repository to point at your copy")
+        raise ReleaseError(say("cli: release no book repository"))
     config["repository"]["url"] = url
     sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
     sphinx.setdefault("html_theme_options", {})["repository_provider"] = provider(url)
     write_atomically(path, "# The student edition's book (autograder release): its repository is the teacher's.\n"
                      + yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    for name in LEFT_OUT:
+        page = folder / name
+        if page.is_file():
+            title = next((ln[2:].strip() for ln in page.read_text(encoding="utf-8").splitlines()
+                          if ln.startswith("# ")), "Left out")
+            write_atomically(page, say("cli: release left out page", title=title))
     for page in folder.rglob("*.md"):
         text = page.read_text(encoding="utf-8")
         kept = without_solutions(text)

@@ -1,9 +1,12 @@
-"""How a batch grades: devices, the one exercise it grades (if one), the timeout, the term's salt. Plain
-data without torch, so that a platform's grader reads its configuration before it imports torch."""
+"""How a batch grades: devices (the CPU always, CUDA when asked for and present), the one exercise it grades (if
+one), the timeout, the term's salt. Plain data without torch, so that a platform's grader reads its
+configuration before it imports torch."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .feedback.wording import say
 
 TORCH_CHECKED = "2.13.0"
 """The torch the course is checked on (its tests, the bundles' pin, Binder's). Others of the 2.x line may word a
@@ -20,3 +23,29 @@ class Settings:
     exercise: str | None = None  # every file's; a notebook whose metadata names another is malformed
     timeout: float = 60.0
     salt: str = DEFAULT_SALT  # mixed into every hidden seed; set a secret one per term
+
+
+CHOICES = ("auto", "cpu", "cuda", "all")
+
+
+class DeviceError(Exception):
+    """A device was asked for that this machine does not have."""
+
+
+def resolve(choice: str, cuda_available: bool) -> tuple[tuple[str, ...], str | None]:
+    """The devices for `--device choice`, and a warning to print once, if any.
+
+    auto: CPU, plus CUDA where present. all: the same, but say so when CUDA is missing.
+    cuda: CUDA alone (its results are still compared with the CPU reference).
+    """
+    if choice not in CHOICES:
+        raise DeviceError(say("cli: unknown device", choice=repr(choice), choices=", ".join(CHOICES)))
+    if choice == "cpu":
+        return ("cpu",), None
+    if choice == "cuda":
+        if not cuda_available:
+            raise DeviceError(say("cli: no cuda"))
+        return ("cuda",), None
+    if cuda_available:
+        return ("cpu", "cuda"), None
+    return ("cpu",), (say("cli: no cuda for all") if choice == "all" else None)

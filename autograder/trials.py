@@ -6,8 +6,8 @@ import hashlib
 
 import torch
 
-from .outcome import Trial
-from .spec import Exercise, Inputs
+from .core.outcome import Trial
+from .core.spec import Exercise, Inputs
 
 PUBLIC_SEED = 0
 """Seed of the public inputs, which ship with the package (public.py): the same in every grading."""
@@ -18,7 +18,7 @@ def plan(exercise: Exercise, devices: tuple[str, ...], public_only: bool) -> tup
     depend on a hidden input it met before); public scenarios only for a self-check."""
     scenarios = sorted((s for s in exercise.scenarios if s.public or not public_only), key=lambda s: not s.public)
     return tuple(
-        Trial(s.name, str(dtype).removeprefix("torch."), device)
+        Trial(s.name, str(dtype).removeprefix("torch."), device, public=s.public)
         for s in scenarios
         for dtype in s.dtypes
         for device in devices
@@ -47,5 +47,5 @@ def draw_hidden(exercise: Exercise, trials: tuple[Trial, ...], salt: str) -> dic
     """The inputs of the hidden scenarios among `trials` only, drawn with the one seed of the salt and the
     exercise: the same for every submission of a batch, other ones under another salt. The public ones
     ship with the package (public.load_public)."""
-    hidden = tuple(t for t in trials if not exercise.scenario(t.scenario).public)
+    hidden = tuple(t for t in trials if not t.public)
     return draw(exercise, hidden, derive_seed(salt, exercise.id))

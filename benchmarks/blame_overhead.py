@@ -23,7 +23,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from autograder.blame import locate, report_of  # noqa: E402
-from autograder.blame.suggest import suggest  # noqa: E402
+from autograder.blame.suggest.suggest import suggest  # noqa: E402
 
 
 def _step(model: nn.Module, opt: torch.optim.Optimizer, loss: Callable[[], torch.Tensor]) -> Callable[[], None]:

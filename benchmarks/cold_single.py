@@ -75,9 +75,9 @@ OPTIMIZER_STEP = ("import torch; p = torch.zeros(1, requires_grad=True); p.sum()
 
 def measure(python: str, folder: Path, submission: Path, rounds: int) -> tuple[dict[str, list[float]], dict]:
     """The four commands, alternating, `rounds` times; and the Gradescope results of the last run."""
-    from autograder.submission import answer_code
+    from autograder.intake.submission import answer_code
 
-    root = gradescope_root(folder, submission, answer_code(submission).exercise)
+    root = gradescope_root(folder, submission, answer_code(submission).declared_exercise)
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": python}
     commands = {
         "import torch": ([python, "-c", "import torch"], None),
@@ -103,14 +103,14 @@ def main() -> int:
                    help="run everything with this environment's python instead of building the bundle's")
     args = p.parse_args()
     from autograder.exercises import EXERCISES
-    from autograder.submission import answer_code
+    from autograder.intake.submission import answer_code
 
     submissions = sorted((ROOT / "solutions").glob("*.ipynb")) if args.all else [args.submission.resolve()]
     with tempfile.TemporaryDirectory(prefix="autograder-cold-") as tmp:
         folder = Path(tmp)
         python = sys.executable
         if not args.this_python:
-            first = answer_code(submissions[0]).exercise
+            first = answer_code(submissions[0]).declared_exercise
             python = str(bundle_python(gradescope_root(folder / "venv-source", submissions[0], first), folder))
         measured = {}
         for n, submission in enumerate(submissions):
@@ -120,7 +120,7 @@ def main() -> int:
     print(f"{args.rounds} rounds, {where}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}\n")
     if not args.all:
         ((submission, (times, graded)),) = measured.items()
-        exercise = answer_code(submission).exercise
+        exercise = answer_code(submission).declared_exercise
         steps = "step an optimizer" if "torch._dynamo" in EXERCISES[exercise].preload else "step no optimizer"
         print(f"{submission.name} ({exercise}, whose trials {steps}; Gradescope score {graded['score']:g})\n")
         names = list(times)
@@ -138,7 +138,7 @@ def main() -> int:
           "| check --sandbox (s) | check --sandbox / import torch |")
     print("|---" * 9 + "|")
     for submission, (times, graded) in measured.items():
-        exercise = answer_code(submission).exercise
+        exercise = answer_code(submission).declared_exercise
         m = {n: statistics.median(v) for n, v in times.items()}
         torch_import = m["import torch"]
         print(f"| {exercise} | {'yes' if 'torch._dynamo' in EXERCISES[exercise].preload else 'no'} "

@@ -60,10 +60,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder.batch import Preparations, Settings, grade_file  # noqa: E402
-from autograder.discover import find_submissions, submission_name  # noqa: E402
 from autograder.exercises import EXERCISES  # noqa: E402
+from autograder.intake.discover import find_submissions, submission_name  # noqa: E402
+from autograder.intake.submission import is_answer_cell  # noqa: E402
 from autograder.runner import InProcessRunner  # noqa: E402
-from autograder.submission import is_answer_cell  # noqa: E402
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "inplace-course-bench"
 VENV = CACHE / "nbgrader-venv"

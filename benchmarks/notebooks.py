@@ -29,7 +29,7 @@ def notebook_seconds(path: Path) -> float:
 def check_seconds(exercise_id: str, repeats: int = 5) -> tuple[float, float]:
     """First call (cold: torch's first-use costs) and the median of the following calls."""
     from autograder import check
-    from autograder.submission import answer_code
+    from autograder.intake.submission import answer_code
 
     (path,) = (ROOT / "solutions").glob(f"*_{exercise_id}.ipynb")
     namespace: dict = {}

@@ -48,12 +48,12 @@ def _measure(exercises: list[str], repeat: int, group) -> dict[str, tuple[float,
     import torch
 
     from autograder.batch import Preparations, Settings
+    from autograder.core.grade import grade
     from autograder.exercises import get
-    from autograder.grade import grade
+    from autograder.intake.submission import answer_code
     from autograder.runner import Job
     from autograder.runner.limits import Limits
     from autograder.runner.pool import WarmPool
-    from autograder.submission import answer_code
 
     torch.set_num_threads(1)
     references = Preparations(Settings())

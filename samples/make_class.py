@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))  # this checkout's package, whatever is installed
 CLASS = ROOT / "samples" / "class"
 STUDENTS = ("ada", "bob", "cleo", "dan", "eve", "frank")
 
+from autograder.core.spec import Exercise  # noqa: E402
 from autograder.exercises import EXERCISES  # noqa: E402
+from autograder.intake.submission import answer_code, is_answer_cell  # noqa: E402
 from autograder.reference_store import known_submissions  # noqa: E402
-from autograder.spec import Exercise  # noqa: E402
-from autograder.submission import answer_code, is_answer_cell  # noqa: E402
 
 
 def filled(exercise_notebook: Path, code: str) -> nbformat.NotebookNode:

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from autograder.core.result import Result
 from autograder.exercises import get
+from autograder.intake.submission import answer_code
 from autograder.pipeline import Prepared, judge, prepare, run
-from autograder.result import Result
 from autograder.runner import InProcessRunner
 from autograder.settings import DEFAULT_SALT
-from autograder.submission import answer_code
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"

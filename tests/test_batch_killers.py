@@ -25,17 +25,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.batch import Preparations, Settings, grade_batch, previous_result
+from autograder.batch import Preparations, Settings, batch_gradebook_csv, grade_batch, previous_result
 from autograder.bundle import grader
 from autograder.bundle.config import BundleConfig
-from autograder.gradebook import batch_gradebook_csv
+from autograder.core.result import Result
+from autograder.core.status import Status
+from autograder.intake.submission import MAX_BYTES
 from autograder.platforms import gradescope
-from autograder.reports import lms
+from autograder.reports import gradebook as student_gradebook
 from autograder.reports.graded import Graded
-from autograder.result import Result
 from autograder.runner import InProcessRunner
-from autograder.status import Status
-from autograder.submission import MAX_BYTES
 from tests.conftest import solution_code
 
 SETTINGS = Settings(exercise="residual_add", timeout=20)
@@ -79,7 +78,8 @@ class PrintingRunner(InProcessRunner):
 def grade(folder: Path, references, *, paths=None, settings=SETTINGS, runner=None, expect=None) -> dict[str, dict]:
     """Grades the folder (or `paths`), checks what every batch must leave behind; results by submission."""
     out = folder.parent / "out"
-    results = grade_batch(paths or [folder], out, settings, runner or InProcessRunner(), preparations=references)
+    results = [r.to_json() for r in grade_batch(paths or [folder], out, settings, runner or InProcessRunner(),
+                                                preparations=references)]
     names = [r["submission"] for r in results]
     assert len(names) == len(set(names)), names
     for r in results:
@@ -260,7 +260,7 @@ def test_gradebook_cells_are_escaped_and_numbers_kept():
 def test_lms_gradebook_cells_are_escaped_too():
     graded = [Graded("-x.py", "=cmd|' /C calc'!A0", Result("residual_add", "-x.py", Status.PASSED, 10, 10, "")),
               Graded("y.py", "bob", Result("@evil", "y.py", Status.FAILED, 1, 10, ""))]
-    rows = list(csv.reader(io.StringIO(lms.student_gradebook_csv(lms.gradebook(graded)))))
+    rows = list(csv.reader(io.StringIO(student_gradebook.student_gradebook_csv(student_gradebook.gradebook(graded)))))
     assert rows[0] == ["student", "residual_add", "'@evil", "total"]
     assert {r[0] for r in rows[1:]} == {"'=cmd|' /C calc'!A0", "bob"}
 
@@ -344,7 +344,7 @@ def test_results_inside_the_class_folder_are_not_submissions(folder, references)
     (folder / "dir.py").mkdir()  # a folder named like a submission, holding no results: reported
     for out in (folder / "out", folder / "out", folder / "other_out"):
         results = grade_batch([folder], out, SETTINGS, InProcessRunner(), preparations=references)
-        assert {r["submission"]: r["status"] for r in results} == {HONEST: "passed", "dir.py": "malformed"}
+        assert {r.submission: r.status for r in results} == {HONEST: "passed", "dir.py": "malformed"}
 
 
 # ---- links and special files -------------------------------------------------------------------------------
@@ -468,6 +468,34 @@ def test_resume_regrades_whatever_garbage_an_old_results_json_holds(folder, refe
     assert json.loads(old.read_text())["status"] == "passed"
 
 
+def test_the_recorded_hash_is_of_the_bytes_graded(folder, references, monkeypatch):
+    """Each submission is read once: the file replaced right after that read (a student uploading again while
+    the batch runs) changes neither what is graded nor the SHA-256 recorded, which is of the bytes graded; so
+    the rerun sees the new file as new and grades it."""
+    from autograder.intake import submission
+
+    real = submission.read_bounded
+    reads: list[str] = []
+
+    def read_then_replace(path, limit):
+        raw = real(path, limit)
+        reads.append(Path(path).name)
+        Path(path).write_text("x = 1\n")  # the file now holds another answer, which would fail
+        return raw
+
+    graded_bytes = (folder / HONEST).read_bytes()
+    monkeypatch.setattr(submission, "read_bounded", read_then_replace)
+    out = folder.parent / "out"
+    (result,) = grade_batch([folder], out, SETTINGS, InProcessRunner(), preparations=references)
+    monkeypatch.undo()
+    assert reads == [HONEST]  # one read
+    assert result.status == Status.PASSED  # the bytes read were graded
+    on_disk = json.loads((out / HONEST / "results.json").read_text())
+    assert on_disk["submission_sha256"] == hashlib.sha256(graded_bytes).hexdigest() == result.source.sha256
+    (again,) = grade_batch([folder], out, SETTINGS, InProcessRunner(), preparations=references)
+    assert again.status == Status.FAILED  # the replaced file is not taken as graded already
+
+
 def test_resume_reuses_a_good_result_and_never_a_link(folder, outside, references):
     grade(folder, references)
     out = folder.parent / "out"
@@ -504,7 +532,8 @@ def test_an_exception_anywhere_in_grade_file_is_that_files_grader_error(folder, 
     (folder / "victim.py").write_text("x = 1\n")
     (folder / "boom.py").write_text("BOOM = 1\n")
     out = folder.parent / "out"
-    results = {r["submission"]: r for r in grade_batch([folder], out, SETTINGS, Runner(), preparations=references)}
+    graded = grade_batch([folder], out, SETTINGS, Runner(), preparations=references)
+    results = {r.submission: r.to_json() for r in graded}
     assert results[HONEST]["status"] == "passed"
     for name, words in (("victim.py", "a bug in reading"), ("boom.py", "a bug in running")):
         assert results[name]["status"] == "grader_error" and words in results[name]["output"]
@@ -526,7 +555,7 @@ def test_a_worker_that_raises_still_leaves_a_gradebook(folder, references, monke
     monkeypatch.setattr(batch, "grade_file", grade_file)
     (folder / "victim.py").write_text("x = 1\n")
     out = folder.parent / "out"
-    results = {r["submission"]: r for r in grade_batch([folder], out, SETTINGS, InProcessRunner(), jobs=2,
+    results = {r.submission: r.to_json() for r in grade_batch([folder], out, SETTINGS, InProcessRunner(), jobs=2,
                                                         preparations=references)}
     assert results["victim.py"]["status"] == "grader_error" and "No space left" in results["victim.py"]["output"]
     assert results[HONEST]["status"] == "passed"

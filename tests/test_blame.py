@@ -16,9 +16,9 @@ import torch
 from autograder import cli as autograder_cli
 from autograder import trials as trial_plan
 from autograder.blame import ANSWER_FILE, culprit_for, explain, locate, report_of
+from autograder.core.messages import INPLACE_ERROR
 from autograder.exercises import get
 from autograder.harness import load_answer, to_device
-from autograder.messages import INPLACE_ERROR
 from tests.blame_cases import cases, helpers
 from tests.conftest import ROOT, solution_code
 
@@ -208,7 +208,7 @@ def test_bad_frame_filter_is_a_clear_error():
 
 
 def run_blame(*args):
-    return subprocess.run([sys.executable, "-m", "autograder.blame.script", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "autograder.blame.fix.script", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
 
 

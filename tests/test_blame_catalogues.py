@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from autograder import trials as trial_plan
-from autograder.blame.suggest import Suggestion, suggest_from_line
+from autograder.blame.suggest.suggest import Suggestion, suggest_from_line
 from autograder.exercises import EXERCISES, get
 from autograder.harness import run_answer
 from autograder.reference_store import known_submissions

@@ -20,19 +20,20 @@ import torch
 
 from autograder import trials as trial_plan
 from autograder.blame import explain, locate, report_of
-from autograder.blame import script as script_command
-from autograder.blame.runs import Program
-from autograder.blame.suggest import suggest, suggest_from_line, suggestions
-from autograder.blame.verify import compare, reference, verify
+from autograder.blame.fix import script as script_command
+from autograder.blame.fix.runs import Program
+from autograder.blame.fix.verify import compare, reference, verify
+from autograder.blame.suggest.suggest import suggest, suggest_from_line, suggestions
+from autograder.core.outcome import ErrorInfo
 from autograder.exercises import get
-from autograder.feedback.describe import cause
-from autograder.feedback.describe import describe as feedback
+from autograder.feedback.describe import Explainer, cause
 from autograder.harness import run_answer
-from autograder.outcome import ErrorInfo
+from autograder.pipeline import suggested_rewrite
 from tests.blame_cases import cases
 from tests.conftest import ROOT, solution_code
 from tests.test_blame import CASES_DIR, marked
 
+feedback = Explainer(suggest=suggested_rewrite)  # the grader's words, with the locator's suggestion
 FIXED_CASES = {**dict.fromkeys(cases.CASES, None), "helper_function": None, "other_module": None, "several": None}
 KIND = {"iadd": "expand", "add_": "out_of_place", "mul_": "out_of_place", "zero_": "clone_first",
         "clamp_": "out_of_place", "index_assignment": "clone_first", "index_put_": "out_of_place",
@@ -140,7 +141,7 @@ def test_a_students_failing_trial_gets_the_fix_in_its_feedback():
 
 
 def test_the_suggestion_modules_load_without_torch():
-    code = "import sys, autograder.blame.suggest; assert 'torch' not in sys.modules, 'torch was imported'"
+    code = "import sys, autograder.blame.suggest.suggest; assert 'torch' not in sys.modules, 'torch was imported'"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
@@ -204,7 +205,7 @@ def test_with_optimizers_the_gradients_each_step_uses_are_compared():
 
 
 def blame_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder.blame.script", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "autograder.blame.fix.script", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 

@@ -17,11 +17,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.blame import cst_edit, explain
-from autograder.blame.culprit import Culprit
-from autograder.blame.rewrite import OUT_OF_PLACE
-from autograder.blame.suggest import suggest_from_line, suggestions, words
-from autograder.blame.verify import compare
+from autograder.blame import explain
+from autograder.blame.fix.verify import compare
+from autograder.blame.suggest import cst_edit
+from autograder.blame.suggest.culprit import Culprit
+from autograder.blame.suggest.rewrite import OUT_OF_PLACE
+from autograder.blame.suggest.suggest import suggest_from_line, suggestions, words
 from tests.blame_cases import cases
 from tests.test_blame_fix import blame_in_process, recording
 

@@ -44,7 +44,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def start(*args: str, cwd: Path, tmp_path: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "autograder.blame.script", *args], cwd=cwd, env=env(tmp_path),
+    return subprocess.Popen([sys.executable, "-m", "autograder.blame.fix.script", *args], cwd=cwd, env=env(tmp_path),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -95,7 +95,7 @@ def test_two_fix_runs_on_one_file_the_second_stops_and_the_first_fixes(tmp_path)
     script, original = project(tmp_path, SLOW.format(pause=2))
     first = start("--fix", script.name, cwd=script.parent, tmp_path=tmp_path)
     seen = wait_for(first, "running the reference")  # the first holds the lock and is verifying
-    second = subprocess.run([sys.executable, "-m", "autograder.blame.script", "--fix", script.name],
+    second = subprocess.run([sys.executable, "-m", "autograder.blame.fix.script", "--fix", script.name],
                             cwd=script.parent, env=env(tmp_path), capture_output=True, text=True, timeout=600)
     assert second.returncode == 4, second.stdout + second.stderr
     assert "another `autograder blame --fix`" in second.stderr and "nothing was run or written" in second.stderr
@@ -207,7 +207,7 @@ def test_stdin_and_a_background_child_do_not_keep_fix_waiting(tmp_path):
     log = tmp_path / "output.txt"
     started = time.monotonic()
     with open(log, "w") as out:  # a file: the first run's child keeps its output open, as under `python`
-        code = subprocess.call([sys.executable, "-m", "autograder.blame.script", "--fix", "--timeout", "120",
+        code = subprocess.call([sys.executable, "-m", "autograder.blame.fix.script", "--fix", "--timeout", "120",
                                 script.name], cwd=script.parent, env=env(tmp_path), stdin=subprocess.DEVNULL,
                                stdout=out, stderr=subprocess.STDOUT, timeout=600)
     took = time.monotonic() - started

@@ -370,12 +370,12 @@ def test_the_browser_helper_reports_what_a_page_did_wrong(tmp_path):
     assert bad.links == [base + "gone.html"] and not bad.ok
 
 
-# ----- what the pages run beside their experiments (autograder.figures, autograder.lesson, book/_ext) -----------
+# ----- what the pages run beside their experiments (autograder.notebook.figures and .lesson, book/_ext) -----
 
 def test_the_book_helpers_import_no_matplotlib_until_a_figure_is_drawn():
-    code = ("import sys, autograder, autograder.figures, autograder.lesson; "
+    code = ("import sys, autograder, autograder.notebook.figures, autograder.notebook.lesson; "
             "assert 'matplotlib' not in sys.modules, 'imported matplotlib'; "
-            "autograder.figures.draw_links([('a', ['x'])], []); assert 'matplotlib' in sys.modules")
+            "autograder.notebook.figures.draw_links([('a', ['x'])], []); assert 'matplotlib' in sys.modules")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"MPLBACKEND": "Agg"})
     assert done.returncode == 0, done.stderr
 
@@ -383,7 +383,7 @@ def test_the_book_helpers_import_no_matplotlib_until_a_figure_is_drawn():
 def test_check_answer_accepts_the_right_answer_and_refuses_a_wrong_one():
     import torch
 
-    from autograder.lesson import check_answer
+    from autograder.notebook.lesson import check_answer
 
     def gelu_input_written():
         a = torch.randn(4, requires_grad=True)
@@ -405,7 +405,7 @@ def test_check_answer_accepts_the_right_answer_and_refuses_a_wrong_one():
 def test_live_bytes_counts_what_ops_make_until_it_is_freed():
     import torch
 
-    from autograder.lesson import LiveBytes
+    from autograder.notebook.lesson import LiveBytes
 
     made = torch.ones(256)                         # 1 kB, made before: never counted
     with LiveBytes() as live:

@@ -11,8 +11,8 @@ import nbformat
 import pytest
 
 from autograder.cli import main
-from autograder.submission import answer_code
-from tests.conftest import ROOT, SOLUTIONS
+from autograder.intake.submission import answer_code
+from tests.conftest import ROOT, SOLUTIONS, solution_code
 
 pytestmark = pytest.mark.slow
 
@@ -143,6 +143,23 @@ def test_check_command_on_the_solution_and_a_broken_file(tmp_path):
     assert bad.read_text() != fixed
     proc = run_cli("check", str(bad), "--exercise", "residual_add")
     assert proc.returncode == 1 and "[FAIL] backward runs" in proc.stdout
+
+
+def test_check_and_grade_take_a_file_by_the_same_rules(tmp_path, capsys):
+    """exercise_of decides for both: a file named for its exercise needs no --exercise; a notebook whose metadata
+    names another exercise than the one asked for is refused by both, in the same words."""
+    named = tmp_path / "residual_add-ada.py"
+    named.write_text(solution_code("residual_add"))
+    assert main(["check", str(named)]) == 0
+    unnamed = tmp_path / "ada.py"
+    unnamed.write_text(solution_code("residual_add"))
+    assert main(["check", str(unnamed)]) == 2
+    assert "does not say which exercise it is" in capsys.readouterr().err
+    other = tmp_path / "other.ipynb"
+    shutil.copy(solution("data_trap"), other)
+    assert main(["check", str(other), "--exercise", "residual_add"]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "exercise residual_add was asked for" in said
 
 
 def test_check_stops_a_loop_at_its_timeout_and_can_use_the_sandbox(tmp_path):
@@ -291,13 +308,13 @@ def summary_of(results, table=False, width=200) -> str:
     from autograder.cli import _summary
 
     console = Console(record=True, width=width, force_terminal=False)
-    _summary(console, [r.to_json() for r in results], Path("grades"), table)
+    _summary(console, results, Path("grades"), table)
     return console.export_text()
 
 
 def test_a_big_class_gets_totals_not_a_screen_of_rows():
-    from autograder.result import Result
-    from autograder.status import Status
+    from autograder.core.result import Result
+    from autograder.core.status import Status
 
     results = [Result("residual_add", f"s{i}.ipynb", Status.PASSED if i % 3 else Status.MALFORMED, 10 if i % 3 else 0,
                       10, "10/10 points." if i % 3 else "0/10 points. s.ipynb is empty.") for i in range(600)]
@@ -309,8 +326,8 @@ def test_a_big_class_gets_totals_not_a_screen_of_rows():
 
 def test_what_a_submission_named_reaches_the_terminal_as_text():
     """A file name or a message is shown, never obeyed: no escape sequence, no rich markup, no carriage return."""
-    from autograder.result import Cause, Result
-    from autograder.status import Status
+    from autograder.core.result import Cause, Result
+    from autograder.core.status import Status
 
     hostile = "[bold red]x[/]\x1b]0;owned\x07\r[PASS] 10/10\u202e.ipynb"
     said = summary_of([Result("residual_add", hostile, Status.MALFORMED, 0, 10, "\x1b[2J gone",

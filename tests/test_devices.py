@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from autograder.devices import DeviceError, resolve
 from autograder.exercises import EXERCISES
 from autograder.pipeline import grade_code
+from autograder.settings import DeviceError, resolve
 from tests.conftest import solution_code
 
 

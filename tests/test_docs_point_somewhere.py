@@ -29,7 +29,8 @@ EXTENSIONS = {"py", "md", "json", "csv", "html", "ipynb", "zip", "txt", "toml", 
               "safetensors", "tar", "gz", "log", "pdf", "svg", "js", "css", "lock", "in"}
 # file names the prose uses as examples of a user's or another program's files, not files of this repository
 EXAMPLE_FILES = {"train.py", "SCRIPT.py", "site.py", "mutation_guard.py", "answer.py", "a_b.py", "b.py",
-                 "a_b-2.py", "-x.py", "residual_add-ada.py", "data_trap_ada.py", "data_trap_ada-2.py"}
+                 "a_b-2.py", "-x.py", "residual_add-ada.py", "data_trap_ada.py", "data_trap_ada-2.py", "hw3.py",
+                 "scratch.py"}
 
 
 def package_modules() -> list[Path]:

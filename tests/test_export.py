@@ -20,12 +20,12 @@ from autograder.bundle import container, grader
 from autograder.bundle.config import DEFAULT_MEMORY_MB, BundleConfig
 from autograder.bundle.source import ExportError
 from autograder.bundle.student_folder import grade_folder, not_submitted
+from autograder.core.result import Printed, Result, TestResult
+from autograder.core.status import Status
 from autograder.platforms import gradescope, platforms, prairielearn
 from autograder.reference_store import known_submissions
-from autograder.result import Result, TestResult
 from autograder.runner import InProcessRunner
 from autograder.runner.pool import PoolError
-from autograder.status import Status
 from tests.conftest import ROOT, SOLUTIONS
 
 CLASS = ROOT / "samples" / "class"
@@ -162,7 +162,7 @@ def test_gradescope_malformed_and_wrong_notebook(gradescope_zip, tmp_path, monke
     root = gradescope_root(tmp_path / "w", gradescope_zip, CLASS / "ada" / "03_residual_add.ipynb")
     assert run_gradescope(root) == 0
     data = json.loads((root / "results" / "results.json").read_text())
-    assert data["score"] == 0 and "notebook of exercise residual_add" in data["output"]
+    assert data["score"] == 0 and "notebook of exercise 'residual_add'" in data["output"]
 
     root = gradescope_root(tmp_path / "n", gradescope_zip, None)
     assert run_gradescope(root) == 0
@@ -293,7 +293,7 @@ def fake_result(exercise="data_trap", score=3.0, status=Status.FAILED):
              TestResult("gradients", 0, 7, Status.FAILED, "Gradient differs (in scenario 'batch').", "after_due_date",
                         "secret description of the hidden check"))
     return Result(exercise, "02_data_trap.ipynb", status, score, 10, f"{score:g}/10 points.", tests,
-                  extra={"stdout": "SECRET-STDOUT printed on hidden inputs"})
+                  printed=Printed(stdout="SECRET-STDOUT printed on hidden inputs"))
 
 
 @pytest.mark.parametrize("visibility", ["hidden", "after_published", "visible"])

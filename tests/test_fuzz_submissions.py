@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder.batch import Preparations, Settings, grade_batch
-from autograder.discover import SUFFIXES
+from autograder.core.outcome import RunReport
+from autograder.core.result import Result
+from autograder.core.status import Status
 from autograder.exercises import EXERCISES
-from autograder.outcome import RunReport
-from autograder.result import Result
-from autograder.status import Status
+from autograder.intake.discover import SUFFIXES
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
@@ -158,7 +158,8 @@ def check_batch(files: list[tuple[str, bytes]], settings: Settings) -> None:
                 f.write(data)
         graded = [name for name, _ in files if name.endswith(SUFFIXES) and not name.startswith(".")]
         out = Path(tmp) / "out"
-        results = grade_batch([folder], out, settings, NotRun(), preparations=references(settings))
+        graded_now = grade_batch([folder], out, settings, NotRun(), preparations=references(settings))
+        results = [r.to_json() for r in graded_now]
         assert len(results) == len(graded), ([r["submission"] for r in results], graded)
         submissions = [r["submission"] for r in results]
         assert len(set(submissions)) == len(submissions)

@@ -6,20 +6,20 @@ import nbformat
 import pytest
 import torch
 
-from autograder import checks
 from autograder import trials as plan
 from autograder.assign import exercise_notebook
-from autograder.evidence import Evidence, GraderError
+from autograder.core import checks
+from autograder.core.evidence import Evidence, GraderError
+from autograder.core.grade import grade
+from autograder.core.messages import INPLACE_ERROR
+from autograder.core.outcome import ErrorInfo, Outcome, RunReport
+from autograder.core.spec import Check, Exercise, ExpectedError, Scenario, Symbol
+from autograder.core.status import Status
 from autograder.exercises import EXERCISES, get
-from autograder.grade import grade
 from autograder.harness import run_answer
-from autograder.messages import INPLACE_ERROR
-from autograder.outcome import ErrorInfo, Outcome, RunReport
+from autograder.intake.submission import is_answer_cell
 from autograder.pipeline import judge
 from autograder.reference_store import run_reference
-from autograder.spec import Check, Exercise, ExpectedError, Scenario, Symbol
-from autograder.status import Status
-from autograder.submission import is_answer_cell
 from tests.conftest import SOLUTIONS, prepared
 
 EX = get("residual_add")

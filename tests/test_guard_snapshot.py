@@ -5,7 +5,7 @@ worker refuses a code swap at once."""
 import torch
 
 import autograder.harness as harness
-from autograder.runner.guard import Snapshot
+from autograder.runner.worker.guard import Snapshot
 
 
 def test_identity_after_every_step_code_and_defaults_at_the_end_of_a_phase():
@@ -36,7 +36,7 @@ LAZY_DYNAMO = r'''
 import functools, json, sys
 import torch
 import autograder.harness  # noqa: F401 - the grader's modules, as in a worker
-from autograder.runner.guard import Snapshot
+from autograder.runner.worker.guard import Snapshot
 
 assert "torch._dynamo" not in sys.modules, "this check needs a process where torch has not imported dynamo"
 snapshot = Snapshot()
@@ -83,7 +83,7 @@ def test_torchs_own_lazy_rebinding_is_accepted_and_nothing_like_it():
 COMPILES = r'''
 import json, types
 import torch
-from autograder.runner.guard import Snapshot
+from autograder.runner.worker.guard import Snapshot
 
 snapshot = Snapshot()
 found = {}

@@ -1,10 +1,11 @@
 """Hidden means hidden, public means public: nothing of a hidden trial reaches what a student reads.
 
 What a student sees of a submission's results.json is every field but these, the teacher's alone:
-- `teacher_stdout`: all the submission printed, hidden trials included (autograder.batch.TEACHER_ONLY);
+- `teacher_stdout`: all the submission printed, hidden trials included;
 - `grader_traceback`: the grader's own failure, for whoever fixes the grader;
 - `submission_path`: where the file lies on the teacher's disk;
-and but `execution_time`, a timing (it differs from run to run anyway). Gradescope, PrairieLearn and the
+(the fields autograder.core.result marks TEACHER_ONLY), and but `execution_time`, a timing (it differs from run to run
+anyway). Gradescope, PrairieLearn and the
 HTML report show students parts of the rest only (`output`, each check's `output`, scores, statuses).
 
 The attack: submissions that put everything they receive (the values, shapes and repr of every argument,
@@ -26,14 +27,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.batch import TEACHER_ONLY, Preparations, Settings, grade_batch
+from autograder.batch import Preparations, Settings, grade_batch
+from autograder.core.result import teacher_only_keys
 from autograder.exercises import EXERCISES
 from autograder.public import load_public
 from autograder.runner import InProcessRunner
 from tests.conftest import solution_code
 
 SALTS = ("term-one-secret", "term-two-secret")
-NOT_SHOWN = set(TEACHER_ONLY) | {"execution_time"}
+NOT_SHOWN = set(teacher_only_keys()) | {"execution_time"}
 
 LEAK = '''
 import torch as _torch
@@ -207,7 +209,7 @@ def student_view(data: dict) -> str:
 def grade_under(salt: str, folder: Path, out: Path, runner) -> tuple[dict[str, dict], Preparations]:
     references = Preparations(Settings(salt=salt, timeout=60))
     results = grade_batch([folder], out, Settings(salt=salt, timeout=60), runner, preparations=references)
-    return {r["submission"]: r for r in results}, references
+    return {r.submission: r.to_json() for r in results}, references
 
 
 @pytest.fixture(scope="module")

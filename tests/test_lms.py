@@ -17,9 +17,10 @@ import pytest
 
 from autograder.cli import main as autograder
 from autograder.exercises import get
+from autograder.reports.gradebook import gradebook, lms_csv
 from autograder.reports.graded import load
 from autograder.reports.html import write_report
-from autograder.reports.lms import RosterError, gradebook, join, lms_csv, read_roster
+from autograder.reports.roster import RosterError, join, read_roster
 
 ROOT = Path(__file__).resolve().parent.parent
 CANVAS_ROSTER = ROOT / "samples" / "roster_canvas.csv"
@@ -146,7 +147,7 @@ def test_canvas_import_file_from_the_sample_roster(graded, tmp_path):
     for row in grades.values():
         assert all(v in ("", "-") or re.fullmatch(r"\d+(\.\d+)?", v) for v in row.values())
     assert any("worth 20 points in Canvas" in w for w in paths["warnings"])
-    assert any("grader error" in w and "eve/residual_add" in w and "'-' in gradebook_canvas.csv" in w
+    assert any("grader error" in w and "Noether, Eve/residual_add" in w and "'-' in gradebook_canvas.csv" in w
                for w in paths["warnings"])
     overview = paths["index"].read_text()
     assert "No submission at all (1, against the roster)" in overview and "Hopper, Grace" in overview
@@ -280,7 +281,7 @@ def test_report_command_with_a_roster(graded, tmp_path, capsys):
     assert autograder(["report", str(graded), "--out", str(tmp_path / "c"), "--roster", str(CANVAS_ROSTER)]) == 0
     out, err = capsys.readouterr()
     assert "gradebook to import into the LMS: " in out and (tmp_path / "c" / "gradebook_canvas.csv").is_file()
-    assert "warning: 1 grader error(s)" in err and "eve/residual_add" in err
+    assert "warning: 1 grader error(s)" in err and "Noether, Eve/residual_add" in err  # named as the roster writes her
     bad = tmp_path / "bad.csv"
     bad.write_text("name,score\nada,3\n")
     assert autograder(["report", str(graded), "--out", str(tmp_path / "b"), "--roster", str(bad)]) == 2

@@ -134,7 +134,7 @@ def test_no_cell_before_the_answer_shows_or_applies_the_fix(name):
 @pytest.mark.parametrize("kind, path", ALL, ids=[f"{k}-{p.stem}" for k, p in ALL])
 def test_no_notebook_asserts_a_release(kind, path):
     """Colab runs the newest torch: a notebook asserts no version of torch, and no wording that only one release
-    prints (it accepts each form, or reads the message's parts with autograder.messages)."""
+    prints (it accepts each form, or reads the message's parts with autograder.core.messages)."""
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         if cell.cell_type != "code" or cell.source == setup_cell().source:

@@ -39,8 +39,8 @@ import pytest
 from autograder.bundle.config import BundleConfig
 from autograder.bundle.container import STUDENT_USER
 from autograder.bundle.source import TORCH_PIN
+from autograder.intake.submission import answer_code, is_answer_cell
 from autograder.platforms import gradescope, prairielearn
-from autograder.submission import answer_code, is_answer_cell
 from tests.conftest import SOLUTIONS
 
 USERADD = shutil.which("useradd") or shutil.which("useradd", path="/usr/sbin:/sbin")

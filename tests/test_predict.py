@@ -6,9 +6,9 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import autograder
-from autograder import predict
-from autograder.predict import CellRun, Prediction, feedback, marks
-from autograder.submission import answer_code, is_answer_cell
+from autograder.intake.submission import answer_code, is_answer_cell
+from autograder.notebook import predict
+from autograder.notebook.predict import CellRun, Prediction, feedback, marks
 from tests.conftest import SOLUTIONS
 
 PREFIX = "one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -82,19 +82,32 @@ def test_placeholders_ask_for_a_prediction_and_bad_values_are_refused(capsys):
             predict(**bad)
 
 
-def test_predict_is_exported_lazily_and_callable_whatever_the_import_order():
-    import autograder.predict as module
+def test_predict_and_diagnose_are_guesses_whatever_the_import_order():
+    """The package's names are the objects (one class, predict.Guess), however the modules were imported first;
+    the modules stay importable for their parts."""
+    import importlib
+    import subprocess
+    import sys
 
-    assert autograder.predict is module is predict and "predict" in autograder.__all__
-    assert callable(module) and callable(module.reveal)
+    module = importlib.import_module("autograder.notebook.predict")
+    assert autograder.predict is predict is module.predict and "predict" in autograder.__all__
+    assert type(autograder.diagnose) is type(predict) is module.Guess and callable(predict.reveal)
+    for first in ("import autograder.notebook.lesson", "import autograder.notebook.diagnose",
+                  "import autograder.notebook.predict", "pass"):
+        code = (f"{first}\nfrom autograder import diagnose, predict\nfrom autograder.notebook.predict import Guess\n"
+                "assert isinstance(predict, Guess) and isinstance(diagnose, Guess)\n"
+                "import sys; assert 'torch' not in sys.modules")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (first, done.stderr)
 
 
 @pytest.fixture
 def shell(monkeypatch):
     """A real IPython shell (cells run as in Jupyter), with a fresh watch; removed afterwards so that
     `get_ipython()` in later tests of this process finds none."""
-    import autograder.predict as module
+    import importlib
 
+    module = importlib.import_module("autograder.notebook.predict")
     monkeypatch.setattr(module, "_watch", module._Watch())
     shell = InteractiveShell.instance()
     yield lambda source: shell.run_cell(source, store_history=True)

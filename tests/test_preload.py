@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
+from autograder.core.spec import LAZY_MODULES
 from autograder.exercises import EXERCISES
-from autograder.runner import zygote
-from autograder.spec import LAZY_MODULES
+from autograder.runner.worker import template as zygote
 from tests.conftest import ROOT, solution_code
 
 WORKER = r'''
@@ -25,8 +25,8 @@ torch.set_num_threads(1)
 from autograder.exercises import get
 from autograder.harness import run_answer
 from autograder.public import load_public
-from autograder.runner.zygote import _warm_up
-from autograder.spec import LAZY_MODULES
+from autograder.runner.worker.template import _warm_up
+from autograder.core.spec import LAZY_MODULES
 from autograder.trials import draw_hidden, plan
 
 def loaded():
@@ -91,7 +91,8 @@ def test_preload_is_what_the_solution_loads(loaded_by_solutions, exercise_id):
 def test_a_preloaded_worker_loads_exactly_what_its_exercises_need():
     """The zygote's warm-up for the optimizer exercises loads dynamo; for one that needs nothing, nothing."""
     assert set(LAZY_MODULES) >= {m for e in EXERCISES.values() for m in e.preload}
-    probe = ("import sys; from autograder.runner.zygote import _warm_up; from autograder.spec import LAZY_MODULES; "
+    probe = ("import sys; from autograder.runner.worker.template import _warm_up; "
+             "from autograder.core.spec import LAZY_MODULES; "
              "_warm_up(tuple(sys.argv[1:])); print(sorted(m for m in LAZY_MODULES if m in sys.modules))")
     for ids, expected in ((("capstone",), sorted(EXERCISES["capstone"].preload)), (("data_trap",), [])):
         done = subprocess.run([sys.executable, "-c", probe, *ids], capture_output=True, text=True, cwd=ROOT,

@@ -10,12 +10,12 @@ import torch
 from autograder import cli, public
 from autograder import trials as trial_plan
 from autograder.batch import Preparations, Settings
-from autograder.cells import marker_line
 from autograder.exercises import EXERCISES
+from autograder.intake.cells import marker_line
+from autograder.notebook.selfcheck import self_check
 from autograder.pipeline import grade_code, prepare
 from autograder.public import PublicDataError, drift, load_public, make_public, paths
 from autograder.reference_store import ENV, ReferencesMissing, load_reference, run_reference
-from autograder.selfcheck import self_check
 from tests.conftest import solution_code
 
 

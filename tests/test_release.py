@@ -4,10 +4,12 @@ teacher's copy, its notebooks run top to bottom with check() answering, and its 
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
 import subprocess
 import sys
+import tokenize
 import zipfile
 from pathlib import Path
 
@@ -17,8 +19,9 @@ import yaml
 from nbclient import NotebookClient
 
 from autograder import cli
-from autograder.assign import SETUP_TAG
-from autograder.release import without_solutions
+from autograder.assign import SETUP_TAG, exercise_notebook
+from autograder.intake.submission import is_answer_cell
+from autograder.release import LEFT_OUT, without_solutions
 from tests.conftest import ROOT, SOLUTIONS
 
 URL = "https://git.example.edu/teacher/inplace-course"
@@ -71,6 +74,120 @@ def test_no_answer_is_anywhere_in_the_student_edition(edition):
         assert not [p for p, t in normalised.items() if wanted in t], name
 
 
+# Every line of an answer, looked for in every file of the edition. A line is an answer line when it is code the
+# student must write: a logical line (a statement as Python reads it, whatever physical lines it spans; a
+# compound statement's header is one) of a solution's answer cells, or of a `### BEGIN HIDDEN` region anywhere
+# in it, compared without its comment and without any whitespace (so that a re-indented or re-spaced copy is
+# found too), except
+# - a line that a starter notebook shows (the edition's exercise notebooks give it by design: the scaffold, the
+#   `def`, the `return` after the TODO, the broken code the exercise starts from, a line another exercise shows);
+# - an import (it names a tool, which the task names too);
+# - a line of fewer than MIN_CHARS characters once its whitespace is gone (`return p`, `else:`): it says nothing
+#   alone. MIN_CHARS is below the shortest whole answer of an exercise, residual_add's `out = out + x` (9);
+# - a line of TAUGHT: what the chapters teach as a general rule, or plain Python, each with its reason. The
+#   exercise is to apply the rule where it belongs, which no line alone gives away.
+# A line of an answer is then searched for in each file of the edition as text without whitespace: notebooks by
+# their cells' sources and outputs (their JSON escapes quotes), every other file as it is, the book's pages too.
+# An answer that is an arrangement of given lines (leaf_sgd's: where `with torch.no_grad():` goes) has no line of
+# its own to find; test_no_answer_is_anywhere_in_the_student_edition looks for each answer region whole.
+MIN_CHARS = 8
+TAUGHT = {
+    "out=out+x": "chapters 7 and 8 and the card teach it as the rewrite of any `out += x`, and `autograder blame`, "
+                 "which students run, suggests it",
+    "ctx.mark_dirty(x)": "chapter 10 and the card teach the call; custom_inplace asks what to save and return",
+    "returntensor": "plain Python",
+    "ifisinstance(state,torch.Tensor):": "plain Python (the package's rnn_hidden exercise checks the same)",
+}
+_BLANK = re.compile(r"\s+")
+_SKIPPED = (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER)
+
+
+def code_lines(source: str) -> list[tuple[str, str]]:
+    """(the logical line without comment and whitespace, its first physical line) for each statement of `source`
+    (tokenize decides); a source that does not tokenize, line by line as it is."""
+    physical = source.splitlines()
+    found, tokens = [], []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.NEWLINE:
+                if tokens:
+                    found.append((_BLANK.sub("", "".join(t.string for t in tokens)),
+                                  physical[tokens[0].start[0] - 1].strip()))
+                tokens = []
+            elif token.type not in _SKIPPED:
+                tokens.append(token)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [(_BLANK.sub("", line), line.strip()) for line in physical]
+    if tokens:
+        found.append((_BLANK.sub("", "".join(t.string for t in tokens)), physical[tokens[0].start[0] - 1].strip()))
+    return found
+
+
+def answer_lines() -> dict[str, str]:
+    """{line without whitespace: where it is} for every answer line of every solution (the rule above)."""
+    given = set()
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        for cell in exercise_notebook(nbformat.read(path, as_version=4)).cells:
+            given |= {line for line, _ in code_lines(cell.source)} if cell.cell_type == "code" else set()
+            given |= {_BLANK.sub("", line) for line in cell.source.splitlines()}
+    found: dict[str, str] = {}
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type != "code":
+                continue
+            sources = [cell.source] if is_answer_cell(cell) else []
+            sources += [region["body"] for region in REGION.finditer(cell.source) if region[1] == "HIDDEN"]
+            for source in sources:
+                for line, raw in code_lines(source):
+                    if (len(line) >= MIN_CHARS and line not in given and line not in TAUGHT
+                            and not raw.startswith(("import ", "from "))):
+                        found.setdefault(line, f"{path.name} cell {i}: {raw}")
+    return found
+
+
+def readable(path: Path, text: str) -> str:
+    """A file's text as a reader sees it, without whitespace: a notebook's cells and outputs, else the text."""
+    if path.suffix == ".ipynb":
+        try:
+            nb = nbformat.reads(text, as_version=4)
+        except Exception:  # not a notebook after all: its text as it is
+            return _BLANK.sub("", text)
+        parts = [cell.source for cell in nb.cells]
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                parts.append(output.get("text", ""))
+                parts.extend(v for v in output.get("data", {}).values() if isinstance(v, str))
+        return _BLANK.sub("", "\n".join(parts))
+    return _BLANK.sub("", text)
+
+
+def test_the_rule_finds_answer_lines_in_every_solution():
+    lines = answer_lines()
+    # all but leaf_sgd (an arrangement of given lines) and residual_add (`out = out + x`, TAUGHT)
+    assert len({where.split(" cell ")[0] for where in lines.values()}) == len(list(SOLUTIONS.glob("*.ipynb"))) - 2
+    for answer in ("p=p.clamp(min=eps)", "q=q*self.scale", "d_loss=bce(D(real),1.0)+bce(D(fake.detach()),0.0)"):
+        assert answer in lines
+    assert code_lines("out = out + x  # a new tensor\nraise RuntimeError(\n    'a'  # why\n)") == [
+        ("out=out+x", "out = out + x  # a new tensor"), ("raiseRuntimeError('a')", "raise RuntimeError(")]
+
+
+def test_no_line_of_any_answer_is_anywhere_in_the_student_edition(edition):
+    files = {path: readable(path, text) for path, text in texts(edition).items()}
+    leaks = [f"{path.relative_to(edition)}: {where}" for line, where in answer_lines().items()
+             for path, text in files.items() if line in text]
+    assert not leaks, "\n".join(leaks)
+
+
+def test_the_pages_that_give_answers_away_are_left_out_and_say_so(edition):
+    """Each page of LEFT_OUT keeps its place (the table of contents, the chapters' links) and its title, and
+    holds no code: it tells the student that the teacher holds it back."""
+    assert "after/fixes.md" in LEFT_OUT
+    for name in LEFT_OUT:
+        page = (edition / "book" / name).read_text(encoding="utf-8")
+        title = page.splitlines()[0]
+        assert title.startswith("# ") and title in (ROOT / "book" / name).read_text(encoding="utf-8").splitlines()
+        assert "```" not in page and ":::" not in page and "teacher" in page
+
 def test_the_edition_points_at_the_teachers_copy(edition):
     assert f'Repository = "{URL}"' in (edition / "pyproject.toml").read_text()
     assert yaml.safe_load((edition / "book" / "_config.yml").read_text())["repository"]["url"] == URL
@@ -88,7 +205,8 @@ def test_the_package_installs_without_references(edition, tmp_path):
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = tmp_path.glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "autograder/selfcheck.py" in names and any(n.startswith("autograder/exercises/public/") for n in names)
+    assert "autograder/notebook/selfcheck.py" in names
+    assert any(n.startswith("autograder/exercises/public/") for n in names)
     assert not [n for n in names if n.startswith(("references/", "solutions/"))]
 
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.result import MAX_LINES, TEXT_EXTRAS, Cause, Result, TestResult
-from autograder.status import CHECK_STATUSES, Status
+from autograder.core.result import MAX_LINES, Cause, Printed, Result, SubmittedFile, TestResult
+from autograder.core.status import CHECK_STATUSES, Status
 
 
 def sample(status: Status = Status.FAILED) -> Result:
@@ -16,7 +16,7 @@ def sample(status: Status = Status.FAILED) -> Result:
                   (TestResult("forward", 3, 3, Status.PASSED, "", "visible", "The output equals the math."),
                    TestResult("gradients", 0, 7, Status.FAILED, "Gradient differs.", "after_due_date", brief="differs",
                          trial="train/float32/cpu", cause=0)),
-                  execution_time=1.5, extra={"stdout": "hi", "submission_sha256": "ab" * 32},
+                  execution_time=1.5, printed=Printed(stdout="hi"), source=SubmittedFile(sha256="ab" * 32),
                   causes=(Cause("Your code raised RuntimeError ...", "RuntimeError", (4, 7), "torch.Tensor.add_"),))
 
 
@@ -53,7 +53,7 @@ def test_results_json_is_written_as_before_with_the_facts_added():
 def test_a_results_json_of_the_first_release_reads_back_without_the_facts():
     old = Result.from_json(json.loads(FIRST_RELEASE))
     assert old.causes == () and [t.cause for t in old.tests] == [None, None] and old.tests[1].trial == ""
-    assert old.tests[1].output == "Gradient differs." and old.extra["stdout"] == "hi"
+    assert old.tests[1].output == "Gradient differs." and old.printed.stdout == "hi" and old.extra == {}
 
 
 @pytest.mark.parametrize("status", list(Status))
@@ -82,12 +82,14 @@ causes = st.builds(Cause, text, text, st.lists(st.integers(1, 10**6), max_size=M
 @st.composite
 def results(draw) -> Result:
     maximum = draw(numbers)
-    extra = draw(st.dictionaries(st.sampled_from(TEXT_EXTRAS), text))
-    extra.update(draw(st.dictionaries(st.sampled_from(["note", "culprit"]), st.none() | st.integers() | text)))
+    extra = draw(st.dictionaries(st.sampled_from(["note", "culprit"]), st.none() | st.integers() | text))
+    maybe = st.none() | text
     found = tuple(draw(st.lists(causes, max_size=3)))
     tests = tuple(draw(st.lists(checks(len(found)), min_size=max(0, len(found) - 1), max_size=4)))
     return Result(draw(text), draw(text), draw(st.sampled_from(list(Status))), draw(st.floats(0, maximum)), maximum,
-                  draw(text), tests, tuple(draw(st.lists(text, max_size=3))), draw(numbers), extra, found)
+                  draw(text), tests, tuple(draw(st.lists(text, max_size=3))), draw(numbers), extra, found,
+                  Printed(draw(maybe), draw(maybe)), draw(maybe),
+                  draw(st.none() | st.builds(SubmittedFile, maybe, maybe)))
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
@@ -97,7 +99,8 @@ def test_from_json_is_the_inverse_of_to_json(result):
     again = Result.from_json(json.loads(text))
     assert json.dumps(again.to_json()) == text  # the file reads back and writes out byte for byte the same
     assert again.tests == result.tests and again.extra == result.extra and again.status == result.status
-    assert again.causes == result.causes
+    assert again.causes == result.causes and again.printed == result.printed
+    assert again.grader_traceback == result.grader_traceback
 
 
 GOOD = sample().to_json()
@@ -154,4 +157,5 @@ def test_anything_to_json_would_not_write_is_refused_by_name(data, message):
 
 def test_other_keys_go_back_into_extra():
     result = Result.from_json({**GOOD, "note": {"any": ["json"]}})
-    assert result.extra == {"stdout": "hi", "submission_sha256": "ab" * 32, "note": {"any": ["json"]}}
+    assert result.extra == {"note": {"any": ["json"]}}  # the typed fields' keys go to the typed fields
+    assert result.printed == Printed(stdout="hi") and result.source == SubmittedFile(sha256="ab" * 32)

@@ -18,19 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from autograder import checks
 from autograder.batch import Preparations, Settings, grade_batch
 from autograder.bundle.config import BundleConfig
+from autograder.core.outcome import ErrorInfo, RunReport
+from autograder.core.result import Result
+from autograder.core.status import Status
 from autograder.exercises import get
 from autograder.feedback import wording
-from autograder.outcome import ErrorInfo, RunReport
 from autograder.pipeline import judge, prepare
 from autograder.platforms import gradescope, prairielearn
 from autograder.reference_store import known_submissions
 from autograder.reports.html import write_report
-from autograder.result import Result
 from autograder.runner import InProcessRunner
-from autograder.status import Status
 from autograder.workshop import client
 from tests.conftest import solution_code
 
@@ -65,9 +64,6 @@ def reworded_templates() -> dict[str, str]:
 @pytest.fixture
 def reworded(monkeypatch):
     monkeypatch.setattr(wording, "TEMPLATES", reworded_templates())
-    checks._explained.cache_clear()
-    yield
-    checks._explained.cache_clear()
 
 
 def graded_class(folder: Path) -> tuple[list[Result], Path]:
@@ -76,10 +72,10 @@ def graded_class(folder: Path) -> tuple[list[Result], Path]:
     files.mkdir(parents=True)
     for name, (_, code) in SUBMISSIONS.items():
         (files / name).write_text(code())
-    checks._explained.cache_clear()
     settings = Settings(timeout=60)
     preparations = Preparations(settings)
-    data = grade_batch([files], folder / "grades", settings, InProcessRunner(), preparations=preparations)
+    data = [r.to_json() for r in grade_batch([files], folder / "grades", settings, InProcessRunner(),
+                                             preparations=preparations)]
     exercise = get("data_trap")
     for name, report in CAUGHT.items():  # the sandbox's verdicts, judged and written as the batch writes them
         caught = judge(exercise, preparations.get(exercise), report, submission=name).to_json()
@@ -194,10 +190,65 @@ def test_no_reader_of_results_searches_the_graders_words():
     tampering and forged reports."""
     root = Path(__file__).resolve().parent.parent / "autograder"
     readers = [*root.glob("reports/*.py"), *root.glob("platforms/*.py"), *root.glob("workshop/*.py"),
-               root / "feedback" / "text.py", root / "gradebook.py"]
+               root / "feedback" / "text.py", root / "batch.py"]
     searched = [text for path in readers for text in searched_strings(path.read_text())]
     assert searched  # the readers do search some text (file names, CSV headers): the check looks at something
     words = [part.strip(" .:()`\n~") for text in wording.TEMPLATES.values() for part in re.split(r"\{[^}]*\}", text)]
     words = [w for w in words if len(w.split()) >= 2] + ["TamperError", "replaced parts of", "did not come from"]
     for text in searched:
         assert not [w for w in words if w in text or text in w and len(text.split()) >= 2], text
+
+
+def test_what_feedback_says_is_decided_by_the_explainer_passed_not_by_what_was_imported():
+    """The words of a grading depend on the Explainer it is given, a value: with and without rewrites, side by
+    side, with no global set or cleared; and importing pipeline (the locator's suggestion) changes nothing."""
+    code = ("import sys\n"
+            "from autograder.exercises import get\n"
+            "from autograder.feedback.describe import Explainer\n"
+            "from autograder.core.grade import grade\n"
+            "from autograder.harness import run_answer\n"
+            "from autograder.public import load_public\n"
+            "from autograder.reference_store import known_submissions\n"
+            "exercise = get('residual_add')\n"
+            "trials, inputs, shipped = load_public(exercise)\n"
+            "report = run_answer(exercise, known_submissions('residual_add').broken, trials, inputs)\n"
+            "def said(explainer=None):\n"
+            "    result = grade(exercise, report, shipped, trials, inputs, public_only=True, explainer=explainer)\n"
+            "    return [t.output for t in result.tests] + [c.text for c in result.causes]\n"
+            "before = said()\n"
+            "assert 'autograder.pipeline' not in sys.modules\n"
+            "from autograder.pipeline import suggested_rewrite\n"
+            "assert said() == before, 'importing pipeline changed what feedback says'\n"
+            "with_fix = said(Explainer(True, suggested_rewrite))\n"
+            "without = said(Explainer(False, suggested_rewrite))\n"
+            "assert without == before and any('A fix to try' in t for t in with_fix), with_fix\n"
+            "assert not any('A fix to try' in t for t in before + without)\n"
+            "assert said(Explainer(True, suggested_rewrite)) == with_fix and said() == before\n")
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_a_grader_with_and_without_rewrites_side_by_side():
+    """pipeline.judge's explainer follows the exercise; one built by hand follows itself. No global involved."""
+    from autograder.core.grade import grade
+    from autograder.feedback.describe import Explainer
+    from autograder.pipeline import explainer, run, suggested_rewrite
+
+    exercise = get("residual_add")
+    prepared = prepare(exercise, public_only=True)
+    report = run(exercise, known_submissions("residual_add").broken, prepared, InProcessRunner())
+    texts = {}
+    for rewrites in (True, False, True):
+        result = grade(exercise, report, prepared.reference, prepared.trials, prepared.inputs, public_only=True,
+                       explainer=Explainer(rewrites, suggested_rewrite))
+        texts.setdefault(rewrites, []).append([c.text for c in result.causes])
+    assert texts[True][0] == texts[True][1] != texts[False][0]
+    assert any("A fix to try" in t for t in texts[True][0]) and not any("A fix to try" in t for t in texts[False][0])
+    assert explainer(exercise) == Explainer(exercise.rewrites, suggested_rewrite)
+    assert judge(exercise, prepared, report).causes == grade(
+        exercise, report, prepared.reference, prepared.trials, prepared.inputs, public_only=True,
+        explainer=Explainer(exercise.rewrites, suggested_rewrite)).causes

@@ -119,7 +119,7 @@ def graded(tmp_path_factory):
     (folder / "broken.py").write_text(BROKEN)
     settings = Settings(exercise="residual_add", timeout=8)
     with WarmPool(1, Limits(memory=1024**3)) as pool:  # one slot: each job follows the last
-        results = grade_batch([folder], out, settings, pool, jobs=1)
+        results = [r.to_json() for r in grade_batch([folder], out, settings, pool, jobs=1)]
     by_name = {r["submission"]: r for r in results}
     return names, by_name
 
@@ -195,7 +195,7 @@ def test_python_that_lives_under_tmp_stays_visible(monkeypatch, tmp_path_factory
 
 
 def test_emptying_tmp_spares_python_and_removes_the_rest(tmp_path):
-    from autograder.runner.scratch import empty
+    from autograder.runner.worker.scratch import empty
 
     keep = tmp_path / "clone" / ".venv"
     (keep / "bin").mkdir(parents=True)
@@ -243,7 +243,7 @@ def test_a_worker_takes_one_malloc_arena():
     """Under a job's RLIMIT_AS, glibc's arena per thread (64 MB of address space each) cannot be reserved and
     is tried again on every allocation: the zygote asks for one arena (benchmarks/cold_single.py shows the
     RNN exercise's job going from 2.4 s to 0.1 s under a bundle's 128 MB)."""
-    probe = "from autograder.runner.zygote import one_malloc_arena; print(one_malloc_arena())"
+    probe = "from autograder.runner.worker.template import one_malloc_arena; print(one_malloc_arena())"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "True", done.stderr[-2000:]
 

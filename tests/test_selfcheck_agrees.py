@@ -19,20 +19,20 @@ import pytest
 from jupyter_client import KernelManager
 
 from autograder.batch import Settings, grade_file
-from autograder.cells import marker_line, notebook_code
+from autograder.core.outcome import Trial
 from autograder.exercises import EXERCISES
-from autograder.outcome import Trial
+from autograder.intake.cells import marker_line, notebook_code
+from autograder.intake.submission import is_answer_cell
 from autograder.pipeline import grade_code
 from autograder.reference_store import known_submissions
 from autograder.runner import InProcessRunner
-from autograder.submission import is_answer_cell
 from tests.conftest import EXERCISE_NOTEBOOKS, solution_code
 
 pytestmark = pytest.mark.slow
 
 VERDICT = """
 import json as _json
-from autograder.selfcheck import self_check as _self_check
+from autograder.notebook.selfcheck import self_check as _self_check
 _found = _self_check({exercise!r})
 print("VERDICT" + _json.dumps({{"checks": {{t.name: t.status.value for t in _found.result.tests}},
                                "status": _found.result.status.value, "notes": list(_found.notes)}}))

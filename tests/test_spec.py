@@ -3,25 +3,15 @@ what it declares, an empty selection is a grader error, and every scenario write
 
 import pytest
 
-from autograder import checks
 from autograder import trials as plan
-from autograder.evidence import Evidence, GraderError
+from autograder.core import checks
+from autograder.core.evidence import Evidence, GraderError
+from autograder.core.messages import INPLACE_ERROR
+from autograder.core.outcome import Outcome, Trial
+from autograder.core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, select
 from autograder.exercises import EXERCISES
-from autograder.messages import INPLACE_ERROR
-from autograder.outcome import Outcome, Trial
 from autograder.probes import GRAD
 from autograder.reference_store import run_reference
-from autograder.spec import (
-    PASS,
-    Check,
-    Exercise,
-    ExpectedError,
-    Family,
-    Rule,
-    Scenario,
-    Symbol,
-    select,
-)
 
 
 def _nothing(*args):

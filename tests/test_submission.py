@@ -5,9 +5,9 @@ import json
 import nbformat
 import pytest
 
-from autograder.cells import CELL_BREAK
 from autograder.harness import load_answer
-from autograder.submission import SubmissionError, answer_code
+from autograder.intake.cells import CELL_BREAK
+from autograder.intake.submission import SubmissionError, answer_code
 
 
 def notebook(cells, exercise="residual_add"):
@@ -27,7 +27,7 @@ def test_answer_cells_in_order_with_exercise_from_metadata(tmp_path):
     path = tmp_path / "s.ipynb"
     nbformat.write(notebook([answer("a = 1"), nbformat.v4.new_code_cell("ignored = 1"), answer("b = a")]), path)
     result = answer_code(path)
-    assert result.exercise == "residual_add"
+    assert result.declared_exercise == "residual_add"
     assert "a = 1" in result.code and "b = a" in result.code and "ignored" not in result.code
 
 
@@ -55,7 +55,7 @@ def test_each_answer_cell_is_compiled_on_its_own_and_lines_count_in_the_whole(tm
 def test_py_file_is_one_answer_cell(tmp_path):
     path = tmp_path / "s.py"
     path.write_text("x = 1\n")
-    assert answer_code(path).code == "x = 1\n" and answer_code(path).exercise is None
+    assert answer_code(path).code == "x = 1\n" and answer_code(path).declared_exercise is None
 
 
 @pytest.mark.parametrize(

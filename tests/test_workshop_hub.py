@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.cells import marker_line
+from autograder.intake.cells import marker_line
 from tests.browser import CHROMIUM, open_browser
 from tests.conftest import solution_code
 

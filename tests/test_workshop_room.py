@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from jupyter_client import KernelManager
 
-from autograder.cells import marker_line
+from autograder.intake.cells import marker_line
 from autograder.reference_store import known_submissions
 from tests.conftest import ROOT, solution_code
 from tests.test_workshop import Server

@@ -15,9 +15,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_HOMES = {"Site": "frames", "UserFrames": "frames", "ANSWER_FILE": "locator", "Locator": "locator",
-          "culprit_for": "locator", "explain": "locator", "locate": "locator", "report_of": "locator",
-          "Operation": "report", "Report": "report", "TensorInfo": "report", "Suggestion": "suggest"}
+_HOMES = {"Site": "locator.frames", "UserFrames": "locator.frames",
+          "ANSWER_FILE": "locator.locator", "Locator": "locator.locator", "culprit_for": "locator.locator",
+          "explain": "locator.locator", "locate": "locator.locator", "report_of": "locator.locator",
+          "Operation": "locator.report", "Report": "locator.report", "TensorInfo": "locator.report",
+          "Suggestion": "suggest.suggest"}
 
 __all__ = sorted(_HOMES)
 

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..catalog import exercise_ids
+from ..feedback.wording import say
 from ..settings import DEFAULT_SALT, Settings
 from .source import ExportError
 
@@ -37,15 +38,15 @@ class BundleConfig:
         known = exercise_ids()
         unknown = [e for e in self.exercises if e not in known]
         if not self.exercises or unknown:
-            raise ExportError(f"unknown exercise(s) {unknown or '(none given)'}; known: {', '.join(known)}")
+            raise ExportError(say("cli: export unknown exercises", unknown=unknown or "(none given)",
+                                  known=", ".join(known)))
         if self.timeout <= 0:
-            raise ExportError("timeout must be positive")
+            raise ExportError(say("cli: export timeout"))
         if isinstance(self.memory_mb, bool) or not isinstance(self.memory_mb, int) or self.memory_mb < MIN_MEMORY_MB:
-            raise ExportError(f"memory must be a whole number of MB, at least {MIN_MEMORY_MB} (the course's "
-                              f"solutions need about 20 to 30), got {self.memory_mb!r}")
+            raise ExportError(say("cli: export memory", least=MIN_MEMORY_MB, got=repr(self.memory_mb)))
         if not isinstance(self.options, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.options.items()):
-            raise ExportError("a bundle's platform options are text")
+            raise ExportError(say("cli: export options"))
 
     def to_json(self) -> str:
         data = asdict(self)

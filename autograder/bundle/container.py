@@ -25,7 +25,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..files import json_text, write_atomically
+from ..intake.files import json_text, write_atomically
 from ..runner import Job, Runner
 from ..runner.limits import Limits
 from ..runner.pool import WarmPool

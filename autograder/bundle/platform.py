@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..result import Result
+    from ..core.result import Result
     from .config import BundleConfig
 
 
@@ -60,7 +60,7 @@ class Platform(Protocol):
     memory: MemoryLimit
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
-        """The export's options of this platform alone (the common ones are bundle/cli.py's)."""
+        """The export's options of this platform alone (the common ones are platforms/export.py's)."""
 
     def options(self, args: argparse.Namespace) -> dict[str, str]:
         """The values of those options that the bundle's grader needs (BundleConfig.options)."""

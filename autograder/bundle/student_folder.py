@@ -8,23 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..batch import exercise_from_name, grade_file, malformed
-from ..discover import find_submissions
+from ..batch import grade_file, read
+from ..core.result import Result
+from ..core.status import Status
 from ..exercises import EXERCISES
-from ..result import Result
+from ..feedback.wording import say
+from ..intake.discover import find_submissions
+from ..intake.exercise_of import exercise_of
+from ..intake.submission import Answer, SubmissionError
 from ..runner import Runner
-from ..status import Status
-from ..submission import SubmissionError, answer_code
 from .config import BundleConfig
-
-
-def declared_exercise(path: Path) -> str | None:
-    """The exercise a file says it is: notebook metadata first, then its name; None if neither says."""
-    try:
-        declared = answer_code(path).exercise
-    except (SubmissionError, OSError):
-        declared = None
-    return declared or exercise_from_name(path)
 
 
 def notebook_name(exercise_id: str) -> str:
@@ -32,11 +25,11 @@ def notebook_name(exercise_id: str) -> str:
 
 
 def not_submitted(exercise_id: str, found: list[Path]) -> Result:
-    names = ", ".join(p.name for p in found) or "no .ipynb or .py file"
+    names = ", ".join(p.name for p in found) or say("intake: no file at all")
     return Result(exercise=exercise_id, submission="", status=Status.NOT_ATTEMPTED, score=0.0,
                   max_score=EXERCISES[exercise_id].max_score,
-                  output=f"No file for exercise {exercise_id} was found among what you submitted ({names}). "
-                         f"Submit {notebook_name(exercise_id)}, the exercise notebook with your answer.")
+                  output=say("intake: not submitted", exercise=exercise_id, found=names,
+                             notebook=notebook_name(exercise_id)))
 
 
 @dataclass(frozen=True)
@@ -47,18 +40,26 @@ class Matched:
     declared: dict[Path, str | None]
     per_exercise: dict[str, list[Path]]
     unmatched: list[Path] = field(default_factory=list)  # files that are none of the bundle's exercises
+    answers: dict[Path, Answer | SubmissionError] = field(default_factory=dict)  # each file as read, once
 
 
 def match_files(folder: Path, config: BundleConfig) -> Matched:
-    """Each file to the exercise it declares (metadata, then name); a lone file of a one-exercise bundle is
-    that exercise whatever it says (grade_folder then tells a wrong notebook from a right one)."""
+    """Each file to the exercise it declares (exercise_of, nothing asked: metadata, then name); a lone file of a
+    one-exercise bundle is that exercise whatever it says (grading it then tells a wrong notebook from a right
+    one). Each file is read here, once, and graded as read."""
     files = find_submissions([folder]) if folder.is_dir() else []
-    declared = {path: declared_exercise(path) for path in files}
+    answers = {path: read(path) for path in files}
+    declared = {path: _declared(path, answers[path]) for path in files}
     per_exercise = {e: [p for p in files if declared[p] == e] for e in config.exercises}
     if len(config.exercises) == 1 and len(files) == 1 and not per_exercise[config.exercises[0]]:
         per_exercise[config.exercises[0]] = files  # one file for a one-exercise assignment: it is that exercise
     taken = {p for paths in per_exercise.values() for p in paths}
-    return Matched(files, declared, per_exercise, [p for p in files if p not in taken])
+    return Matched(files, declared, per_exercise, [p for p in files if p not in taken], answers)
+
+
+def _declared(path: Path, answer: Answer | SubmissionError) -> str | None:
+    which = exercise_of(answer if isinstance(answer, Answer) else path, None, EXERCISES)
+    return which if isinstance(which, str) else None
 
 
 def unmatched_note(folder: Path, matched: Matched, config: BundleConfig) -> str:
@@ -70,11 +71,10 @@ def unmatched_note(folder: Path, matched: Matched, config: BundleConfig) -> str:
     for path in matched.unmatched:
         other = matched.declared.get(path)
         name = path.relative_to(folder).as_posix()
-        why.append(f"{name} (the notebook of exercise {other}, which this assignment does not grade)"
-                   if other in EXERCISES else f"{name} (it is none of this assignment's exercises)")
+        why.append(say("intake: another exercise's file", file=name, exercise=other) if other in EXERCISES
+                   else say("intake: no exercise's file", file=name))
     expected = ", ".join(notebook_name(e) for e in config.exercises)
-    return (f"Not graded: {'; '.join(why)}. This assignment grades {expected}: submit those files, named so and "
-            "made from the exercise notebooks (their metadata says which exercise each one is).")
+    return say("intake: not graded", files="; ".join(why), expected=expected)
 
 
 def grade_folder(folder: Path, config: BundleConfig, runner: Runner, matched: Matched | None = None) -> list[Result]:
@@ -88,16 +88,11 @@ def grade_folder(folder: Path, config: BundleConfig, runner: Runner, matched: Ma
             continue
         path = mine[0]
         name = path.relative_to(folder).as_posix()
-        other = matched.declared[path]
-        if other is not None and other != exercise_id and other in EXERCISES:
-            results.append(malformed(name, exercise_id, f"{path.name} is the notebook of exercise {other}, but this "
-                                     f"assignment grades {exercise_id}: submit {notebook_name(exercise_id)}.",
-                                     EXERCISES[exercise_id].max_score))
-            continue
-        result = grade_file(path, name, config.settings(exercise_id), runner)
+        result = grade_file(path, name, config.settings(exercise_id), runner, answer=matched.answers.get(path))
         if len(mine) > 1:  # say which copy counted, so a student who uploaded two is not left guessing
             others = ", ".join(p.relative_to(folder).as_posix() for p in mine[1:])
-            result = replace(result, output=f"{result.output} (Graded {name}; not graded: {others}.)")
+            result = replace(result, output=say("intake: which copy", output=result.output, graded=name,
+                                                others=others))
         results.append(result)
     return results
 
@@ -120,5 +115,6 @@ def report_grader_errors(results: list[Result]) -> None:
     """Prints each grader error with its traceback on stdout, which both platforms show to staff only."""
     for r in results:
         if r.status == Status.GRADER_ERROR:
-            print(f"GRADER ERROR on exercise {r.exercise} ({r.submission or 'no file'}): {r.output}")
-            print(r.extra.get("grader_traceback", ""))
+            shown = r.submission or say("intake: no file")
+            print(say("intake: grader error for staff", exercise=r.exercise, file=shown, output=r.output))
+            print(r.grader_traceback or "")

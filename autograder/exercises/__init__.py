@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..spec import Exercise
+from ..core.spec import Exercise
 
 
 def _discover() -> dict[str, Exercise]:

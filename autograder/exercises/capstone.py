@@ -22,11 +22,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, finite_differences, probes
-from ..evidence import Evidence, Failed, failed
-from ..messages import INPLACE_ERROR
+from .. import finite_differences, probes
+from ..core import checks
+from ..core.evidence import Evidence, Failed, failed
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD, STATE
-from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 STEPS = 3
 """Training steps per trial: one batch each."""

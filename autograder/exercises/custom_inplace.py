@@ -19,11 +19,12 @@ from typing import Any
 import torch
 from torch.autograd.function import BackwardCFunction
 
-from .. import checks, finite_differences, probes
-from ..evidence import Evidence, failed
-from ..messages import INPLACE_ERROR, VERSION_CHECK
+from .. import finite_differences, probes
+from ..core import checks
+from ..core.evidence import Evidence, failed
+from ..core.messages import INPLACE_ERROR, VERSION_CHECK
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
-from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 MESSAGE_BOUND = 2000
 """How much of the message of the error a later change made backward raise is kept (it may be the answer's)."""

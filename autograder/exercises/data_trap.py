@@ -18,10 +18,11 @@ from typing import Any, cast
 
 import torch
 
-from .. import checks, finite_differences, probes
-from ..messages import INPLACE_ERROR
+from .. import finite_differences, probes
+from ..core import checks
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import Check, Exercise, ExpectedError, Scenario, Symbol
 from ..probes import GRAD
-from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
 
 MARGIN = 0.01
 """No probability is within 1% of eps: both sides of the kink agree in float32 and under finite differences."""

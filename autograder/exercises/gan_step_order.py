@@ -23,10 +23,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, probes
-from ..evidence import Evidence, Pair
-from ..messages import INPLACE_ERROR
-from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from .. import probes
+from ..core import checks
+from ..core.evidence import Evidence, Pair
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 STEPS = (1, 2)
 NETS = ("D", "G")
@@ -380,7 +381,7 @@ def _runs(ev: Evidence) -> Verdict:
                     "does not free G's graph.")
         else:
             hint = ""
-        return checks.failed(f"The training step failed. In {pair.label}: {checks.explained(error)}{hint}",
+        return checks.failed(f"The training step failed. In {pair.label}: {ev.explain(error)}{hint}",
                              f"The training step failed.{hint}", trial=pair.trial, error=error)
     return PASS
 

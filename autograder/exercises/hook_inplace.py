@@ -21,11 +21,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, probes
-from ..evidence import Evidence, failed
-from ..messages import VIEW_MODIFIED
+from .. import probes
+from ..core import checks
+from ..core.evidence import Evidence, failed
+from ..core.messages import VIEW_MODIFIED
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
-from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 HOOK_VIEW_ERROR = re.compile(r"Output \d+ of BackwardHookFunction(Backward)? " + VIEW_MODIFIED)
 """PyTorch's refusal, as torch 2.13 words it (`of BackwardHookFunction`) and older releases
@@ -177,9 +178,9 @@ def runs(scenarios: tuple[str, ...], what: str) -> Rule:
             error = pair.got.error
             if error is not None:
                 if HOOK_VIEW_ERROR.search(error.message):
-                    return failed(f"{what} failed. In {pair.label}: {checks.explained(error)}\nWhat it means: "
+                    return failed(f"{what} failed. In {pair.label}: {ev.explain(error)}\nWhat it means: "
                                   f"{HOOK_MEANING}", f"{what} failed: {HOOK_SHORT}", trial=pair.trial, error=error)
-                return failed(f"{what} failed. In {pair.label}: {checks.explained(error)}", f"{what} failed",
+                return failed(f"{what} failed. In {pair.label}: {ev.explain(error)}", f"{what} failed",
                               trial=pair.trial, error=error)
         return PASS
 

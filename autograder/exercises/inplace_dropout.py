@@ -20,11 +20,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import checks, finite_differences, probes
-from ..evidence import Evidence, GraderError, Pair
-from ..messages import INPLACE_ERROR
+from .. import finite_differences, probes
+from ..core import checks
+from ..core.evidence import Evidence, GraderError, Pair
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
-from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 DEFAULT_P = 0.2
 """The spec's default drop_rate: a head constructed without it must drop with this probability."""

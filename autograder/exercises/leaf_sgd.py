@@ -19,10 +19,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, probes
-from ..evidence import Evidence
-from ..messages import LEAF_INPLACE_ERROR
-from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from .. import probes
+from ..core import checks
+from ..core.evidence import Evidence
+from ..core.messages import LEAF_INPLACE_ERROR
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 PARAM, COEF, START = Family("param"), Family("coef"), Family("momentum")
 """Inputs: each parameter's start value, its coefficient in the loss, its momentum buffer's start value

@@ -16,10 +16,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, finite_differences, probes
-from ..messages import VIEW_MODIFIED
+from .. import finite_differences, probes
+from ..core import checks
+from ..core.messages import VIEW_MODIFIED
+from ..core.spec import Check, Exercise, ExpectedError, Scenario, Symbol
 from ..probes import GRAD
-from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
 
 MULTI_OUTPUT_VIEW_ERROR = re.compile(
     r"Output \d+ of \w+ " + VIEW_MODIFIED + r"\. This view is the output of a function that returns multiple views\."

@@ -12,10 +12,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from .. import checks, finite_differences, probes
-from ..messages import INPLACE_ERROR
+from .. import finite_differences, probes
+from ..core import checks
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import Check, Exercise, ExpectedError, Scenario, Symbol
 from ..probes import BUFFER, GRAD
-from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
 
 
 class ResidualBlockLayout(nn.Module):

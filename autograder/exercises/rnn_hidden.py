@@ -20,10 +20,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import checks, probes
-from ..evidence import Evidence
-from ..messages import INPLACE_ERROR
-from ..spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from .. import probes
+from ..core import checks
+from ..core.evidence import Evidence
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
 
 LR, MOMENTUM = 0.1, 0.9
 """The optimizer every trial trains with: SGD with momentum, built by the grader, the same for the

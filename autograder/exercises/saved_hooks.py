@@ -25,11 +25,12 @@ from typing import Any
 import torch
 from torch.autograd.graph import saved_tensors_hooks
 
-from .. import checks, probes
-from ..evidence import Evidence, failed
-from ..messages import INPLACE_ERROR
+from .. import probes
+from ..core import checks
+from ..core.evidence import Evidence, failed
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD
-from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 PACK_CALLS, UNPACK_CALLS = "pack calls", "unpack calls"
 NO_HISTORY = "no history"
@@ -393,7 +394,7 @@ def _honest_gradients(scenarios: tuple[str, ...]) -> Rule:
                 hint = ("" if error.not_attempted else
                         "\n" + (HONEST_HINT if _SAYS_IN_PLACE.search(error.message) else UNPACKED_HINT))
                 return failed(f"In {pair.label}, an honest program failed under your hooks. "
-                              f"{checks.explained(error)}{hint}",
+                              f"{ev.explain(error)}{hint}",
                               "An honest program (it changes nothing after it was saved) failed under your hooks",
                               trial=pair.trial, error=error)
         return gradients(ev)

@@ -17,11 +17,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import checks, finite_differences, probes
-from ..evidence import Evidence, GraderError
-from ..messages import INPLACE_ERROR
+from .. import finite_differences, probes
+from ..core import checks
+from ..core.evidence import Evidence, GraderError
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 from ..probes import GRAD, STATE
-from ..spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
 
 LABEL_LEN = 3
 """How many trailing positions the predicted label's tokens replace."""

@@ -1,20 +1,20 @@
 """Turns an error into words a student can act on, and into the facts a report needs (a Cause).
 
 The words come from wording.py's templates; the facts (the error's class, the lines of the answer it names,
-the culprit's op, tampering) come from the ErrorInfo itself, never from the words. A suggested rewrite of the
-culprit line is made by whoever registered a suggester (pipeline.py registers the locator's,
-blame/suggest.py): this module, part of the pure core, imports neither the locator nor libcst.
+the culprit's op, tampering) come from the ErrorInfo itself, never from the words. What a grading's words
+depend on is one value, an Explainer, passed in by whoever grades (pipeline.judge builds it from the exercise and
+the locator's suggestion, blame/suggest/suggest.py): this module, part of the pure core, imports neither the locator
+nor libcst, and no switch set elsewhere changes what it says.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
-from ..outcome import ANSWER_FILE, ErrorInfo
-from ..result import MAX_LINES, Cause
+from ..core.messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
+from ..core.outcome import ANSWER_FILE, ErrorInfo
+from ..core.result import MAX_LINES, Cause
 from .wording import say
 
 
@@ -29,39 +29,89 @@ class LineFix:
 
 
 Suggester = Callable[[dict], "LineFix | None"]
-_suggesters: list[Suggester] = []
+"""Makes a fix suggestion from a culprit report (plain data from a worker), or None."""
+
+MEMO_SIZE = 512
+"""Errors an Explainer remembers the words of (a grading meets a few; a batch's judge makes one per submission)."""
 
 
-def add_suggester(suggester: Suggester) -> None:
-    """Registers a maker of fix suggestions from a culprit report (once; the first that answers wins)."""
-    if suggester not in _suggesters:
-        _suggesters.append(suggester)
+@dataclass(frozen=True)
+class Explainer:
+    """How errors are put in words in one grading: whether the exercise lets feedback propose a rewrite of the
+    culprit line (spec.Exercise.rewrites), and who proposes it (`suggest`; None: no suggestion). Calling it
+    describes an error, remembered in its own memo: the same error recurs across trials and checks, and its
+    suggestion costs tens of milliseconds to make."""
+
+    rewrites: bool = True
+    suggest: Suggester | None = None
+    _memo: dict[tuple, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def __call__(self, error: ErrorInfo) -> str:
+        """describe(error), remembered."""
+        key = (error.type, error.message, error.line, error.code, _frozen(error.culprit))
+        text = self._memo.get(key)
+        if text is None:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            text = self._memo[key] = self.describe(error)
+        return text
+
+    def describe(self, error: ErrorInfo) -> str:
+        """One paragraph: what was raised, where, what it means."""
+        if error.not_attempted:
+            return say("not attempted")
+        where = ""
+        if error.line is not None:
+            where = say("raised where", line=error.line)
+            if error.code:
+                where += say("raised code", code=error.code.strip())
+        text = say("raised", type=error.type, where=where, message=first_line(error.message))
+        if INPLACE_ERROR.search(error.message):
+            text += say("inplace meaning")
+            if error.culprit:
+                text += "\n" + culprit_text(error.culprit)
+                fix = self.fix_text(error.culprit)
+                if fix:
+                    text += "\n" + fix
+        elif LEAF_INPLACE_ERROR.search(error.message):
+            text += say("leaf meaning")
+        return text
+
+    def fix_text(self, report: dict, limit: int = 1200) -> str | None:
+        """The suggested rewrite of the culprit line (made from the op names and line texts in the report alone:
+        the student's code is not run for it); None without one, or where the exercise rules rewrites out."""
+        if not self.rewrites or self.suggest is None:
+            return None
+        try:
+            suggestion = self.suggest(report)
+        except Exception:  # noqa: BLE001 - a suggestion is a bonus; the feedback stands without it
+            suggestion = None
+        if suggestion is None:
+            return None
+        if suggestion.after is None or suggestion.before is None:
+            text = say("fix in words", why=suggestion.why)
+        else:
+            before, after = (" / ".join(line.strip() for line in part.splitlines())
+                             for part in (suggestion.before, suggestion.after))
+            text = say("fix", line=suggestion.line, before=before, after=after, why=suggestion.why)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe(error: ErrorInfo) -> str:
-    """One paragraph: what was raised, where, what it means."""
-    if error.not_attempted:
-        return say("not attempted")
-    where = ""
-    if error.line is not None:
-        where = say("raised where", line=error.line)
-        if error.code:
-            where += say("raised code", code=error.code.strip())
-    text = say("raised", type=error.type, where=where, message=first_line(error.message))
-    if INPLACE_ERROR.search(error.message):
-        text += say("inplace meaning")
-        if error.culprit:
-            text += "\n" + culprit_text(error.culprit)
-            fix = fix_text(error.culprit)
-            if fix:
-                text += "\n" + fix
-    elif LEAF_INPLACE_ERROR.search(error.message):
-        text += say("leaf meaning")
-    return text
+def _frozen(value: object) -> object:
+    """A culprit report (plain data from a worker) as a hashable key of the same content."""
+    if isinstance(value, dict):
+        return tuple(sorted(((str(k), _frozen(v)) for k, v in value.items()), key=lambda kv: kv[0]))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return (type(value).__name__, value)
 
 
 def cause(error: ErrorInfo, text: str | None = None) -> Cause:
-    """The facts of an error, with its words (`text`, else describe(error))."""
+    """The facts of an error, with its words (`text`, else its words without a suggested rewrite)."""
     culprit = _culprit_site(error.culprit)
     lines: list[int] = []
     if isinstance(error.line, int) and _a_line(error.line) and not error.not_attempted:  # the TODO names no line
@@ -69,7 +119,7 @@ def cause(error: ErrorInfo, text: str | None = None) -> Cause:
     if culprit is not None and culprit.get("file") == ANSWER_FILE and _a_line(culprit.get("line")):
         lines.append(culprit["line"])
     op = culprit.get("op") if culprit is not None else None
-    return Cause(text=describe(error) if text is None else text, error=error.type,
+    return Cause(text=Explainer().describe(error) if text is None else text, error=error.type,
                  lines=tuple(dict.fromkeys(lines))[:MAX_LINES], op=op if isinstance(op, str) else "",
                  tampered=error.type == "TamperError")
 
@@ -102,35 +152,6 @@ def culprit_text(report: dict) -> str:
     """What the culprit locator found, in one sentence."""
     saved = say("culprit saved", saved_by=_site(report.get("saved_by"))) if report.get("saved_by") else ""
     return say("culprit", culprit=_site(report.get("culprit")), saved=saved)
-
-
-REWRITES: ContextVar[bool] = ContextVar("rewrites", default=True)
-"""Whether the exercise being graded lets feedback propose a rewrite (spec.Exercise.rewrites); grade() sets it."""
-
-
-def fix_text(report: dict, limit: int = 1200) -> str | None:
-    """The suggested rewrite of the culprit line, from the registered suggesters (made from the op names and
-    line texts in the report alone: the student's code is not run for it); None without one, or where the
-    exercise rules rewrites out (REWRITES)."""
-    if not REWRITES.get():
-        return None
-    suggestion = None
-    for suggester in _suggesters:
-        try:
-            suggestion = suggester(report)
-        except Exception:  # noqa: BLE001 - a suggestion is a bonus; the feedback stands without it
-            suggestion = None
-        if suggestion is not None:
-            break
-    if suggestion is None:
-        return None
-    if suggestion.after is None or suggestion.before is None:
-        text = say("fix in words", why=suggestion.why)
-    else:
-        before, after = (" / ".join(line.strip() for line in part.splitlines())
-                         for part in (suggestion.before, suggestion.after))
-        text = say("fix", line=suggestion.line, before=before, after=after, why=suggestion.why)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def first_line(message: str, limit: int = 400) -> str:

@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
-from ..outcome import ANSWER_FILE, ErrorInfo
+from ..core.messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
+from ..core.outcome import ANSWER_FILE, ErrorInfo
 from .wording import say
 
 

@@ -8,9 +8,9 @@ platforms show check by check) stays as it is.
 
 from __future__ import annotations
 
-from ..outcome import Trial
-from ..result import Result
-from ..status import Status
+from ..core.outcome import Trial
+from ..core.result import Result
+from ..core.status import Status
 from .wording import say
 
 FOOTER = "(Self-check: public checks only. The grader runs every check, also on inputs you do not see.)"

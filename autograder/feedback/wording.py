@@ -40,6 +40,10 @@ CORE: dict[str, str] = {
     "site unseen": "an operation the locator could not see",
     "fix in words": "How to fix it: {why}",
     "fix": "A fix to try (line {line}): `{before}` -> `{after}`. Why: {why}",
+    # an answer's symbol that is not what the exercise defines (spec.Symbol.problem_with)
+    "symbol not a class": "`{symbol}` should be a class, but it is a {type}.",
+    "symbol not a function": "`{symbol}` should be a function, but it is a {type}.",
+    "symbol signature": "`{symbol}` should accept ({want}), but its signature is ({have}).",
     # what stops every check (grade.py)
     "timed out": "Your code did not finish within the time limit: {detail}",
     "crashed": "Your code crashed the process that ran it: {detail}",
@@ -61,7 +65,7 @@ CORE: dict[str, str] = {
     "summary blocked": "{head} {blocked}",
     "summary passed": "{head} Every check passed.",
     "summary failed": "{head} See the failed checks below for what to fix.",
-    # the feedback a student reads (feedback_text.py)
+    # the feedback a student reads (feedback/text.py)
     "what went wrong": "What went wrong (in {checks}):",
     "met it": "{brief}{trial}: see what went wrong, above.",
     # observations (checks.py)
@@ -70,6 +74,21 @@ CORE: dict[str, str] = {
     "mismatch": "{what}: `{key}` {problem}, in {trial}.",
     "step failed": "{what} failed. In {trial}: {explanation}",
     "does not hold": "{failure} (in {trial}).",
+    "problem not a tensor": "expected a tensor, got {type}",
+    "problem shape": "has shape {got}, expected {want}",
+    "problem nan": "contains NaN",
+    "problem differs": "differs (max abs error {error:.2e}, relative {relative:.2e}; tolerance rtol={rtol:g})",
+    "problem entries": "differs in {count} of {total} entries",
+    # what a miss on hidden inputs was, in words with no number (checks.miss_kind)
+    "miss no value": "holds no value (for a gradient: its `.grad` was None)",
+    "miss not a tensor": "is not a tensor",
+    "miss shape": "has the wrong shape",
+    "miss differs": "differs from the reference beyond the tolerance",
+    "miss value": "is not the expected value",
+    "hidden not computed": "{what} was not computed",
+    "hidden not observed": "{what} was not observed (did your code return early or return None?)",
+    # a check counted only once the answer does what the exercise is about (checks.gated)
+    "not counted yet": "Not counted yet: {needs}.",
     # a run stopped by its time limit, wherever it ran (the pool, check(), the command line)
     "stopped after": "stopped after {seconds:g} s (does your code loop forever?)",
 }
@@ -90,6 +109,6 @@ def _merged() -> dict[str, str]:
 TEMPLATES: dict[str, str] = _merged()
 
 
-def say(name: str, **fields: object) -> str:
-    """The template `name`, filled with `fields`."""
-    return TEMPLATES[name].format(**fields)
+def say(message_id: str, /, **fields: object) -> str:
+    """The template `message_id`, filled with `fields` (positional-only: a field may be called anything)."""
+    return TEMPLATES[message_id].format(**fields)

@@ -12,21 +12,18 @@ from ..bundle.config import DEFAULT_MEMORY_MB, GRADER_MB, BundleConfig
 from ..bundle.platform import Platform
 from ..bundle.source import ExportError
 from ..catalog import exercise_ids
+from ..feedback.wording import say
 from ..settings import DEFAULT_SALT
 from . import platforms
 
 SALT_ENV = "AUTOGRADER_SALT"
-PUBLIC_SALT = (f"{SALT_ENV} is not set: the bundle would draw its hidden inputs with the course's public default "
-               "salt, so anyone with the course's repository could compute them, and the references there give the "
-               f"answers on them. Set {SALT_ENV} to a secret of your own for the term (e.g. "
-               "`export AUTOGRADER_SALT=$(python3 -c 'import secrets; print(secrets.token_hex(16))')`), or pass "
-               "--public-salt to make a bundle for trying the platform out.")
 
 
 def _config(platform: Platform, args: argparse.Namespace) -> BundleConfig:
     salt = os.environ.get(SALT_ENV, "")
     if not salt and not args.public_salt:
-        raise ExportError(PUBLIC_SALT)
+        raise ExportError(say("platforms: salt not set", env=SALT_ENV,
+                              risk=say("platforms: public salt risk", env=SALT_ENV)))
     exercises = tuple(args.exercise) if args.exercise else exercise_ids()
     return BundleConfig(exercises=exercises, timeout=args.timeout, salt=salt or DEFAULT_SALT,
                         memory_mb=args.memory_mb, options=platform.options(args))
@@ -37,17 +34,15 @@ def memory_advice(platform: Platform, config: BundleConfig) -> str:
     need = GRADER_MB + config.memory_mb
     limit = platform.memory
     fits = need <= limit.mb
-    line = (f"memory: the grader and its worker take about {GRADER_MB} MB and a submission up to {config.memory_mb} MB "
-            f"more (--memory-mb), {need} MB in all; {platform.name}'s limit is {limit.mb} MB: "
-            + ("enough" if fits else "NOT enough"))
+    line = say("platforms: memory", grader_mb=GRADER_MB, memory_mb=config.memory_mb, need=need, platform=platform.name,
+               limit=limit.mb, verdict=say("platforms: memory enough") if fits else say("platforms: memory not enough"))
     most = limit.mb - GRADER_MB
     if limit.raise_where is None:
-        return (f"{line}, for --memory-mb up to {most} (a course cannot raise it)." if fits else
-                f"{line}, and a course cannot raise it: export again with --memory-mb {most} or less.")
+        return (say("platforms: memory fixed fits", line=line, most=most) if fits else
+                say("platforms: memory fixed too small", line=line, most=most))
     if fits:
-        return (f"{line}. If you raise --memory-mb past {most}, raise {limit.raise_where} to {GRADER_MB} MB plus "
-                "--memory-mb.")
-    return f"{line}: raise {limit.raise_where} to at least {need} MB, or grading is killed."
+        return say("platforms: memory fits", line=line, most=most, where=limit.raise_where, grader_mb=GRADER_MB)
+    return say("platforms: memory too small", line=line, where=limit.raise_where, need=need)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -59,7 +54,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if config.salt == DEFAULT_SALT:
-        print(f"warning: this bundle uses the public default salt (--public-salt): {PUBLIC_SALT.split(':')[1]}",
+        print(say("platforms: public salt warning", risk=say("platforms: public salt risk", env=SALT_ENV)),
               file=sys.stderr)
     print("\n".join([*lines, memory_advice(platform, config)]))
     return 0

@@ -31,8 +31,9 @@ from ..bundle.source import (
     write_text,
     zip_folder,
 )
-from ..result import Result
-from ..status import Status
+from ..core.result import Result
+from ..core.status import Status
+from ..feedback.wording import say
 
 VENV = "/opt/autograder-venv"
 BASE_IMAGE = "Ubuntu 22.04 (Python 3.10), Gradescope's default base image"
@@ -101,16 +102,6 @@ DEFAULT_MB = 768
 """Gradescope's default memory limit per container (its troubleshooting page); raised in Autograder Settings."""
 _WHOLE_SUBMISSION = (Status.NOT_ATTEMPTED, Status.TIMED_OUT, Status.CRASHED, Status.MALFORMED, Status.GRADER_ERROR)
 """Statuses whose message is about the whole submission (every check got 0): safe to show in full."""
-_WHEN = {
-    "after_due_date": "after the due date",
-    "after_published": "when grades are published",
-    "hidden": "to course staff only",
-}
-GRADER_FAULT = ("The grader failed on this exercise. This is the grader's fault, not yours: course staff have "
-                "been told (the details are in the autograder's log, which only they see) and will regrade it. "
-                "Your other exercises were graded as usual.")
-BROKEN_BUNDLE = ("The autograder could not start ({why}). This is the grader's fault, not yours: course staff "
-                 "have been told (the details are in the autograder's log) and will regrade your submission.")
 
 
 def export(out: Path, config: BundleConfig) -> Path:
@@ -128,7 +119,16 @@ def export(out: Path, config: BundleConfig) -> Path:
 
 def _shown(result: Result) -> Result:
     """What a student sees of a result: a grader error's detail stays in the log (report_grader_errors)."""
-    return replace(result, output=GRADER_FAULT, tests=()) if result.status == Status.GRADER_ERROR else result
+    if result.status != Status.GRADER_ERROR:
+        return result
+    return replace(result, output=say("platforms: gradescope grader fault"), tests=())
+
+
+def _when(visibility: str) -> str:
+    """When a student sees the checks on hidden inputs, in words."""
+    return {"after_due_date": say("platforms: gradescope shown after due date"),
+            "after_published": say("platforms: gradescope shown after published"),
+            "hidden": say("platforms: gradescope shown to staff")}[visibility]
 
 
 def _summary(result: Result, hidden_visibility: str) -> str:
@@ -137,8 +137,8 @@ def _summary(result: Result, hidden_visibility: str) -> str:
     if result.status in _WHOLE_SUBMISSION or not hidden or hidden_visibility == "visible":
         return f"{result.exercise}: {result.output}"
     public = [t for t in result.tests if t.visibility == "visible"]
-    return (f"{result.exercise}: public checks {sum(t.score for t in public):g}/{sum(t.max_score for t in public):g} "
-            f"points; {len(hidden)} more check(s) on hidden inputs, shown {_WHEN[hidden_visibility]}.")
+    return say("platforms: gradescope public points", exercise=result.exercise, score=sum(t.score for t in public),
+               max_score=sum(t.max_score for t in public), hidden=len(hidden), when=_when(hidden_visibility))
 
 
 def hidden_visibility(config: BundleConfig) -> str:
@@ -195,7 +195,8 @@ def to_gradescope(results: list[Result], config: BundleConfig, execution_time: f
 
 def broken_bundle(why: str, execution_time: float) -> dict:
     """results.json when the bundle itself cannot grade (its configuration is unreadable): 0, and why."""
-    return {"score": 0.0, "execution_time": round(execution_time, 2), "output": BROKEN_BUNDLE.format(why=why),
+    return {"score": 0.0, "execution_time": round(execution_time, 2),
+            "output": say("platforms: gradescope broken bundle", why=why),
             "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
 
@@ -205,7 +206,7 @@ class Gradescope:
     name = "gradescope"
     summary = "autograder.zip for a Gradescope assignment"
     layout = Layout(root="/autograder", submission="submission", results="results", private=("source", "submission"))
-    memory = MemoryLimit(DEFAULT_MB, "the assignment's memory limit (Settings > Autograder Settings)")
+    memory = MemoryLimit(DEFAULT_MB, say("platforms: gradescope memory setting"))
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
@@ -216,10 +217,8 @@ class Gradescope:
 
     def export(self, out: Path, config: BundleConfig, args: argparse.Namespace) -> list[str]:
         path = export(out, config)
-        return [f"wrote {path}: upload it as the assignment's autograder, built on {BASE_IMAGE} "
-                "(book/reference/platforms.md).",
-                f"sandbox: setup.sh installs bubblewrap; where it cannot run in the container, submissions run as the "
-                f"unprivileged user {STUDENT_USER}, which setup.sh creates."]
+        return [say("platforms: gradescope wrote", path=path, image=BASE_IMAGE),
+                say("platforms: gradescope sandbox", user=STUDENT_USER)]
 
     def add_container_options(self, parser: argparse.ArgumentParser) -> None:
         pass

@@ -37,10 +37,11 @@ from ..bundle.source import (
     copy_source,
     write_text,
 )
-from ..result import Result
-from ..status import Status
+from ..core.result import Result
+from ..core.status import Status
+from ..feedback.wording import say
 
-TOPIC = "In-place autograd errors"
+TOPIC = say("platforms: prairielearn topic")  # the questions' topic, as students see it in the course
 QUESTIONS = "inplace_autograd"  # questions/<this>/<NN_id>/
 SERVER_DIR = "inplace_autograder"  # serverFilesCourse/<this>/
 IMAGE_EXAMPLE = "registry.example.edu/your-course/inplace-grader:1"
@@ -83,23 +84,6 @@ export REFERENCES_ENV="$HERE/references"
 exec "$PYTHON" -I -m autograder.platforms.prairielearn --root "$ROOT" --config "$HERE/CONFIG_NAME" --exercise "${1:-}"
 """.replace("CONFIG_NAME", CONFIG_NAME).replace("REFERENCES_ENV", REFERENCES_ENV)
 
-QUESTION_HTML = """<pl-question-panel>
-  <p><strong>Exercise {number}: {title}</strong></p>
-  <p>Download <a href="{{{{options.client_files_question_url}}}}/{notebook}">{notebook}</a>, open it in
-  Jupyter, run the failure cell to see the error, write your fix in the answer cell and check it with
-  <code>check("{id}")</code>. Then upload the notebook here (keep its name).</p>
-  <p>The grader runs more checks than the self-check, on inputs you do not see; hidden checks tell you
-  that they failed and why in general terms.</p>
-</pl-question-panel>
-
-<pl-file-upload file-names="{notebook}"></pl-file-upload>
-
-<pl-submission-panel>
-  <pl-external-grader-results></pl-external-grader-results>
-  <pl-file-preview></pl-file-preview>
-</pl-submission-panel>
-"""
-
 
 def info_json(exercise_id: str, image: str, timeout: float) -> dict:
     from ..exercises import EXERCISES
@@ -127,7 +111,7 @@ def export(out: Path, config: BundleConfig, image: str) -> list[Path]:
     """Writes OUT/questions/, OUT/serverFilesCourse/ and OUT/graders/ (copy them into a PrairieLearn course
     repository); returns the question folders."""
     if not image or any(c.isspace() for c in image):
-        raise ExportError(f"--image must be a Docker image name, got {image!r}")
+        raise ExportError(say("platforms: prairielearn bad image", image=image))
     from ..bundle.student_folder import notebook_name
     from ..exercises import EXERCISES
 
@@ -137,11 +121,11 @@ def export(out: Path, config: BundleConfig, image: str) -> list[Path]:
         notebook = notebook_name(exercise_id)
         source_notebook = CHECKOUT / "exercises" / notebook
         if not source_notebook.is_file():
-            raise ExportError(f"{source_notebook} is missing: run `autograder assign` first")
+            raise ExportError(say("platforms: prairielearn no notebook", notebook=source_notebook))
         folder = out / "questions" / QUESTIONS / notebook.removesuffix(".ipynb")
         write_text(folder / "info.json", json.dumps(info_json(exercise_id, image, config.timeout), indent=2) + "\n")
-        write_text(folder / "question.html", QUESTION_HTML.format(number=ex.number, title=escape(ex.title),
-                                                                  notebook=notebook, id=exercise_id))
+        write_text(folder / "question.html", say("platforms: prairielearn question", number=ex.number,
+                                                 title=escape(ex.title), notebook=notebook, id=exercise_id))
         (folder / "clientFilesQuestion").mkdir(parents=True, exist_ok=True)
         shutil.copy2(source_notebook, folder / "clientFilesQuestion" / notebook)
         written.append(folder)
@@ -155,14 +139,6 @@ def export(out: Path, config: BundleConfig, image: str) -> list[Path]:
     return written
 
 
-NOT_ANSWERED = "You have not answered yet: {why} This submission did not use up an attempt."
-UNTOUCHED = ("the answer cells still hold the notebook's TODO. Write your fix there, check it with "
-             "check(\"{id}\"), then submit the notebook again.")
-GRADER_FAULT = ("The grader failed on this submission. This is the grader's fault, not yours: course staff have been "
-                "told (the details are in the grading job's log, which only they see). It did not use up an "
-                "attempt; submit again later.")
-
-
 def not_gradable(message: str) -> dict:
     """PrairieLearn's "invalid, not gradable": no points given or taken, no attempt used up."""
     return {"gradable": False, "message": message, "format_errors": [message]}
@@ -171,10 +147,10 @@ def not_gradable(message: str) -> dict:
 def to_prairielearn(result: Result) -> dict:
     """PrairieLearn's results.json for one exercise's Result."""
     if result.status == Status.GRADER_ERROR:
-        return not_gradable(GRADER_FAULT)
+        return not_gradable(say("platforms: prairielearn grader fault"))
     if result.status == Status.NOT_ATTEMPTED:  # the notebook as handed out, or no file: not a used attempt
-        why = UNTOUCHED.format(id=result.exercise) if result.tests else result.output
-        return not_gradable(NOT_ANSWERED.format(why=why))
+        why = say("platforms: prairielearn untouched", id=result.exercise) if result.tests else result.output
+        return not_gradable(say("platforms: prairielearn not answered", why=why))
     if result.status == Status.MALFORMED and not result.tests:
         return not_gradable(result.output)
     tests = []
@@ -212,12 +188,11 @@ class PrairieLearn:
 
     def export(self, out: Path, config: BundleConfig, args: argparse.Namespace) -> list[str]:
         folders = export(out, config, image=args.image)
-        return [f"wrote {len(folders)} question(s) under {out / 'questions'}, the grader under "
-                f"{out / 'serverFilesCourse'} and its image's Dockerfile under {out / 'graders'}.",
-                f"image: build it for PrairieLearn's x86-64 graders and push it: "
-                f"{BUILD.format(image=args.image, folder=out / 'graders' / GRADER_FOLDER)} && docker push {args.image}",
-                f"sandbox: the image has bubblewrap; where it cannot run, submissions run as the unprivileged user "
-                f"{STUDENT_USER}, which the image creates."]
+        return [say("platforms: prairielearn wrote", count=len(folders), questions=out / "questions",
+                    server=out / "serverFilesCourse", graders=out / "graders"),
+                say("platforms: prairielearn image", image=args.image,
+                    build=BUILD.format(image=args.image, folder=out / "graders" / GRADER_FOLDER)),
+                say("platforms: prairielearn sandbox", user=STUDENT_USER)]
 
     def add_container_options(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--config", type=Path, required=True)
@@ -228,8 +203,8 @@ class PrairieLearn:
 
     def graded(self, config: BundleConfig, args: argparse.Namespace) -> BundleConfig:
         if args.exercise not in config.exercises:
-            raise ExportError(f"exercise {args.exercise!r} is not one this export grades "
-                              f"({', '.join(config.exercises)}): the question's entrypoint names the wrong exercise")
+            raise ExportError(say("platforms: prairielearn wrong exercise", exercise=args.exercise,
+                                  exercises=", ".join(config.exercises)))
         return replace(config, exercises=(args.exercise,))
 
     def results(self, results: list[Result], config: BundleConfig, seconds: float, note: str) -> dict[str, Any]:
@@ -237,7 +212,7 @@ class PrairieLearn:
         return to_prairielearn(result)
 
     def broken(self, why: str, seconds: float) -> dict[str, Any]:
-        return not_gradable(GRADER_FAULT)  # why: in the job's log, for staff
+        return not_gradable(say("platforms: prairielearn grader fault"))  # why: in the job's log, for staff
 
     def message(self, data: dict[str, Any]) -> str:
         return str(data.get("message", ""))

@@ -6,16 +6,17 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..evidence import label as trial_label
+from ..core.evidence import label as trial_label
+from ..core.outcome import Trial
+from ..core.result import Result, TestResult
+from ..core.status import Status
 from ..exercises import EXERCISES
-from ..outcome import Trial
-from ..result import Result
-from ..status import Status
-from .graded import Graded
-from .lms import (
+from ..feedback.wording import say
+from .gradebook import (
     Gradebook,
     Row,
 )
+from .graded import Graded
 
 RAN = (Status.FAILED, Status.PASSED)
 """A submission whose checks ran: which of them failed says something."""
@@ -65,12 +66,33 @@ def failing_counts(graded: list[Graded]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+# The exercise of a result whose exercise the batch could not decide (`hw3.py`, a notebook without metadata, a
+# stray `scratch.py`): batch.py grades it as malformed under this name. The report lists it under "needs
+# attention" with the reason, and nowhere else: not an exercise, not a column, not on a student's page.
+UNDECIDED = "unknown"
+
+# How a gated check's output begins (checks.gated): the check was not counted because the answer does not yet
+# do what the exercise is about. It says nothing about that check itself: not counted as failed here.
+GATED = "Not counted yet: "
+
+
+def undecided(graded: list[Graded]) -> tuple[list[Graded], list[Graded]]:
+    """The results of a decided exercise, and those the batch could not tell the exercise of (UNDECIDED)."""
+    return [g for g in graded if g.exercise != UNDECIDED], [g for g in graded if g.exercise == UNDECIDED]
+
+
+def _gated(t: TestResult) -> bool:
+    return t.status == Status.FAILED and (t.output.startswith(GATED) or t.brief.startswith(GATED))
+
+
 def _failed_checks(g: Graded) -> set[str]:
-    return {t.name for t in g.result.tests if t.status == Status.FAILED}
+    """The checks that ran and failed: a gated check (not counted yet) did not run as itself."""
+    return {t.name for t in g.result.tests if t.status == Status.FAILED and not _gated(t)}
 
 
 def _checks(g: Graded) -> set[str]:
-    return {t.name for t in g.result.tests}
+    """The checks that ran: every check but the gated ones."""
+    return {t.name for t in g.result.tests if not _gated(t)}
 
 
 def exercise_list(exercises: list[str], book: Gradebook) -> str:
@@ -80,14 +102,12 @@ def exercise_list(exercises: list[str], book: Gradebook) -> str:
 
 
 ATTENTION = (  # (key, label, why)
-    ("tampering", "Flagged as tampering", "a check failed because the code changed the grader or torch, or the "
-     "process sent a report of its own"),
-    (Status.CRASHED, "Crashed", "the process died or exited before reporting"),
-    (Status.TIMED_OUT, "Timed out", "stopped when its time was up"),
-    (Status.MALFORMED, "Unreadable (malformed)", "invalid notebook, no answer cells, empty, a syntax error"),
-    (Status.NOT_ATTEMPTED, "Not attempted", "handed in the exercise untouched"),
-    ("same_check", "Failing the same check everywhere", "the same check failed in every exercise they ran "
-     "that has it (two or more)"),
+    ("tampering", say("reports: attention tampering"), say("reports: attention tampering why")),
+    (Status.CRASHED, say("reports: attention crashed"), say("reports: attention crashed why")),
+    (Status.TIMED_OUT, say("reports: attention timed out"), say("reports: attention timed out why")),
+    (Status.MALFORMED, say("reports: attention malformed"), say("reports: attention malformed why")),
+    (Status.NOT_ATTEMPTED, say("reports: attention not attempted"), say("reports: attention not attempted why")),
+    ("same_check", say("reports: attention same check"), say("reports: attention same check why")),
 )
 
 

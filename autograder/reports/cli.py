@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..feedback.wording import say
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from .graded import ReportError
@@ -18,13 +20,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     except ReportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    lines = [f"class overview: {paths['index']} (students sorted by name, score and status beside it)",
-             f"a page per student: {paths['students']}/; per submission: {paths['submissions']}/",
-             f"gradebook for a spreadsheet: {paths['gradebook']}"]
+    lines = [say("reports: wrote overview", path=paths["index"]),
+             say("reports: wrote pages", students=paths["students"], submissions=paths["submissions"]),
+             say("reports: wrote spreadsheet gradebook", path=paths["gradebook"])]
     if paths["lms"]:
-        lines.append(f"gradebook to import into the LMS: {paths['lms']}")
+        lines.append(say("reports: wrote lms gradebook", path=paths["lms"]))
     if paths["for_students"]:
-        lines.append(f"to hand out, a folder per student with only their own page: {paths['for_students']}/")
+        lines.append(say("reports: wrote student folders", path=paths["for_students"]))
     print("\n".join(lines))
     for warning in paths["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)

@@ -40,9 +40,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from ..files import RefusedFile, read_bounded
-from ..result import Result
-from ..status import Status
+from ..core.result import Result
+from ..core.status import Status
+from ..feedback.wording import say
+from ..intake.files import RefusedFile, read_bounded
 
 UNKNOWN_STUDENT = "(unknown)"
 RESULTS_LIMIT = 20_000_000
@@ -64,7 +65,6 @@ class Identity:
     lms: str = ""  # "canvas" or "moodle" where the file name came from an LMS download
     lms_id: str = ""  # Canvas: the user id (its gradebook's ID column); Moodle: the assignment's participant id
     late: bool = False
-    resubmitted: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,15 +98,14 @@ def _lms_identity(part: str, is_folder: bool, safe_name: bool) -> Identity | Non
         return None
     m = CANVAS_NAME.match(part)
     if m:
-        return Identity(m.group("name"), "canvas", m.group("user"), late=bool(m.group("late")),
-                        resubmitted=bool(RESUBMITTED.search(m.group("file"))))
+        return Identity(m.group("name"), "canvas", m.group("user"), late=bool(m.group("late")))
     return None
 
 
 def identify(result: Result) -> Identity:
     """Whose a results.json is, by the rules in this module's docstring."""
     name = result.submission
-    path = result.extra.get("submission_path")  # text, where there is one (Result.from_json checks it)
+    path = result.source.path if result.source else None  # text, where there is one (Result.from_json checks it)
     original = PurePath(path) if path else None
     # The LMS's names, from the file as it was found (spaces kept), else from the submission's safe name.
     parts = name.split("__")
@@ -126,7 +125,7 @@ def identify(result: Result) -> Identity:
     left = re.sub(rf"(\d+[_-]?)?{re.escape(exercise)}", "", stem) if exercise else stem
     left = _without_resubmission(left.strip("_-. ")).strip("_-. ")
     if left:
-        return Identity(left, resubmitted=bool(RESUBMITTED.search(stem)))
+        return Identity(left)
     return Identity((original.parent.name if original else "") or UNKNOWN_STUDENT)
 
 
@@ -150,7 +149,7 @@ def scan(folder: Path) -> tuple[list[Graded], list[str]]:
     """Every FOLDER/<submission>/results.json that reads as the grader's, sorted by student, exercise and
     submission; and a line per one skipped (a link, a FIFO, too large, not JSON, not the grader's)."""
     if not _is_folder(folder):
-        raise ReportError(f"{folder} is not a folder: give the --out folder of `autograder grade`")
+        raise ReportError(say("reports: not a graded folder", folder=folder))
     graded, skipped = [], []
     for child in sorted(folder.iterdir()):
         if not _is_folder(child):
@@ -161,12 +160,12 @@ def scan(folder: Path) -> tuple[list[Graded], list[str]]:
         except FileNotFoundError:
             continue  # not a submission's folder (the report's own, say)
         except (RefusedFile, OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-            skipped.append(f"{child.name}/results.json: not read ({e}); regrade that submission")
+            skipped.append(say("reports: results not read", folder=child.name, why=e))
             continue
         try:
             result = Result.from_json(data)
         except ValueError as e:
-            skipped.append(f"{child.name}/results.json: not a results.json written by `autograder grade` ({e})")
+            skipped.append(say("reports: results not the grader's", folder=child.name, why=e))
             continue
         who = identify(result)
         graded.append(Graded(child.name, who.student, result, who.lms, who.lms_id, who.late))
@@ -188,7 +187,6 @@ def load(folder: Path) -> list[Graded]:
     """The graded submissions of `scan`; ReportError where there are none."""
     graded, skipped = scan(folder)
     if not graded:
-        extra = f" ({len(skipped)} skipped: {skipped[0]})" if skipped else ""
-        raise ReportError(f"no */results.json under {folder}{extra}: grade first with "
-                          f"`autograder grade ... --out {folder}`")
+        extra = say("reports: nothing graded skipped", count=len(skipped), first=skipped[0]) if skipped else ""
+        raise ReportError(say("reports: nothing graded", folder=folder, skipped=extra))
     return graded

@@ -8,11 +8,17 @@ What `write_report` writes into OUT:
   common failing checks. No per-student table: that is what the next three pages are.
 - `by_name.html`, `by_score.html`, `by_status.html`: the gradebook, one row per student, sorted three ways
   (the pages carry no script, so each order is a page of its own).
-- `students/<student>.html`: one page per student covering all their exercises.
+- `students/<student>.html`: one page per student covering all their exercises; a student on the roster is
+  named as the roster writes them (roster.relabel), and every file name keeps the letters of a name
+  (`Núñez_José`, pages._safe).
 - `submissions/<submission>.html`: one page per submission (a student's superseded ones included).
-- `gradebook_lms.csv`, and with a roster `gradebook_canvas.csv` or `gradebook_moodle.csv` (lms.py).
+- `gradebook_lms.csv`, and with a roster `gradebook_canvas.csv` or `gradebook_moodle.csv` (gradebook.py; the
+  roster read and joined by roster.py).
 
-and, with `for_students`, a folder per student holding only their own page (`DIR/<student>/index.html`):
+A file whose exercise the batch could not decide (exercise `unknown`, analysis.UNDECIDED) is listed under
+"needs attention" with the reason, and nowhere else: no exercise, column, student page or missing entry.
+
+And, with `for_students`, a folder per student holding only their own page (`DIR/<student>/index.html`):
 nothing about classmates, nothing only a teacher should see (the grader's traceback, submission names
 and paths, tampering flags).
 
@@ -28,17 +34,16 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from ..files import write_atomically
-from .analysis import ATTENTION_LABELS, student_attention
-from .graded import ReportError, scan
-from .lms import (
+from ..feedback.wording import say
+from ..intake.files import write_atomically
+from .analysis import ATTENTION_LABELS, student_attention, undecided
+from .gradebook import (
     gradebook,
-    join,
     lms_csv,
     lms_file_name,
-    read_roster,
     student_gradebook_csv,
 )
+from .graded import ReportError, scan
 from .pages import (
     ORDERS,
     ClassReport,
@@ -51,6 +56,7 @@ from .pages import (
     submission_page,
     table_page,
 )
+from .roster import join, read_roster, relabel
 
 FILE_MODE = 0o644
 """Reports are for others to read (a teaching assistant, a web server): not mkstemp's 0600."""
@@ -90,16 +96,18 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
     per student holding only their page. Returns the paths written and `warnings` for the teacher."""
     graded, skipped = scan(graded_dir)
     if not graded:
-        extra = f" ({len(skipped)} skipped: {skipped[0]})" if skipped else ""
-        raise ReportError(f"no */results.json under {graded_dir}{extra}: grade first with "
-                          f"`autograder grade ... --out {graded_dir}`")
+        extra = say("reports: nothing graded skipped", count=len(skipped), first=skipped[0]) if skipped else ""
+        raise ReportError(say("reports: nothing graded", folder=graded_dir, skipped=extra))
+    graded, unsure = undecided(graded)  # files of no exercise the batch could tell: under "needs attention" only
     book = gradebook(graded)
     joined = join(book, read_roster(roster)) if roster is not None else None
+    if joined is not None:
+        graded, book, joined = relabel(graded, joined)  # by the roster's name, wherever it has the student
     report = ClassReport(graded, book, joined, {g.folder: page_name(g) for g in graded},
                          student_pages([r.student for r in book.rows]), skipped,
-                         {r.student: reasons for r in book.rows if (reasons := student_attention(r, book))})
+                         {r.student: reasons for r in book.rows if (reasons := student_attention(r, book))}, unsure)
     code = {g.folder: answer_lines(g.result) for g in graded}
-    warnings = [f"skipped {line}" for line in skipped]
+    warnings = [say("reports: skipped", line=line) for line in skipped]
     paths: dict = {"index": out / "index.html", "gradebook": out / "gradebook_lms.csv",
                    "submissions": out / "submissions", "students": out / "students", "lms": None,
                    "views": [out / page for page in ORDERS], "for_students": for_students, "warnings": warnings}
@@ -112,9 +120,9 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
             page_name_ = report.students[row.student]
             roster_student = joined.student_of(row.student) if joined else None
             said = [f"{ATTENTION_LABELS[k]}: {v}" for k, v in report.attention.get(row.student, {}).items()]
+            roster_name = roster_student.name if roster_student and roster_student.name != row.student else ""
             files.write(out / "students" / f"{page_name_}.html",
-                        student_page(row, book, report.pages, True, code, said,
-                                     roster_student.name if roster_student else ""))
+                        student_page(row, book, report.pages, True, code, said, roster_name))
             if for_students is not None:
                 files.write(for_students / page_name_ / "index.html",
                             student_page(row, book, report.pages, False, code))
@@ -123,19 +131,23 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
             text, notes = lms_csv(book, joined)
             lms_file = lms_file_name(joined.roster)
             paths["lms"] = files.write(out / lms_file, text)
-            warnings += [f"{lms_file}: {note}" for note in notes]
+            warnings += [say("reports: lms note", file=lms_file, note=note) for note in notes]
             if joined.unmatched:
-                warnings.append(f"{lms_file}: {len(joined.unmatched)} student(s) not on the roster, left out: "
-                                + ", ".join(r.student for r in joined.unmatched))
-            warnings += [f"{lms_file}: {row.student} matches several roster students ({' or '.join(names)}), left out"
+                warnings.append(say("reports: not on the roster", file=lms_file, count=len(joined.unmatched),
+                                    students=", ".join(r.student for r in joined.unmatched)))
+            warnings += [say("reports: several roster students", file=lms_file, student=row.student,
+                             names=" or ".join(names))
                          for row, names in joined.ambiguous]
         for page in ORDERS:
             files.write(out / page, table_page(report, page))
+    if unsure:
+        warnings.append(say("reports: undecided", count=len(unsure), index=paths["index"],
+                            submissions=", ".join(g.result.submission or g.folder for g in unsure)))
     errors = [f"{r.student}/{e}" for r in book.rows for e in r.grader_errors]
     if errors:
-        where = "grader_error in gradebook_lms.csv" + (f", '-' in {lms_file}" if lms_file else "")
-        warnings.append(f"{len(errors)} grader error(s): no score, and no total for those students ({where}); "
-                        "regrade them: " + ", ".join(errors))
+        where = say("reports: grader errors where lms", file=lms_file) if lms_file else \
+            say("reports: grader errors where")
+        warnings.append(say("reports: grader errors", count=len(errors), where=where, submissions=", ".join(errors)))
     _write(paths["index"], overview_page(report, lms_file))  # last: it links to everything above
     return paths
 

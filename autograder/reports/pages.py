@@ -6,28 +6,30 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 
+from ..core.result import Result
+from ..core.status import Status
 from ..exercises import EXERCISES
-from ..files import RefusedFile, read_bounded
-from ..result import Result
-from ..status import Status
-from ..submission import MAX_BYTES as MAX_SUBMISSION_BYTES
-from ..submission import SubmissionError, answer_code
+from ..feedback.wording import say
+from ..intake.files import RefusedFile, read_bounded
+from ..intake.submission import MAX_BYTES as MAX_SUBMISSION_BYTES
+from ..intake.submission import SubmissionError, answer_code
 from . import plots
 from .analysis import ATTENTION, RAN, exercise_list, failed_by_all, failing_counts, root_cause, tampering
-from .graded import Graded
-from .lms import (
+from .gradebook import (
     MISSING,
     Gradebook,
-    RosterJoin,
     Row,
     number,
 )
+from .graded import Graded
+from .roster import RosterJoin, roster_labels
 
 TOP_CHECKS = 10
 
@@ -42,15 +44,14 @@ LABELS = {Status.PASSED: "passed", Status.FAILED: "failed", Status.NOT_ATTEMPTED
 
 
 MEANINGS = {
-    Status.PASSED: "full marks.",
-    Status.FAILED: "the code ran; some checks failed.",
-    Status.NOT_ATTEMPTED: "the answer still raises NotImplementedError.",
-    Status.TIMED_OUT: "stopped when its time was up.",
-    Status.CRASHED: "the process died or exited before reporting, or sent a report that did not come from the "
-                    "grader's harness.",
-    Status.MALFORMED: "could not be read: invalid notebook, no answer cells, empty, a syntax error, not a file.",
-    Status.GRADER_ERROR: "the grader itself failed: not the student's fault, no score yet; regrade.",
-    MISSING: "nothing handed in for the exercise.",
+    Status.PASSED: say("reports: meaning passed"),
+    Status.FAILED: say("reports: meaning failed"),
+    Status.NOT_ATTEMPTED: say("reports: meaning not attempted"),
+    Status.TIMED_OUT: say("reports: meaning timed out"),
+    Status.CRASHED: say("reports: meaning crashed"),
+    Status.MALFORMED: say("reports: meaning malformed"),
+    Status.GRADER_ERROR: say("reports: meaning grader error"),
+    MISSING: say("reports: meaning missing"),
 }
 
 
@@ -72,22 +73,45 @@ _ENV.globals.update(codes=CODES, labels=LABELS, meanings=MEANINGS)
 
 def answer_lines(result: Result) -> list[str] | None:
     """The graded answer code, line by line, if the submitted file is still there and unchanged."""
-    path = result.extra.get("submission_path")
+    path = result.source.path if result.source else None
     if not path:
         return None
     try:
         raw = read_bounded(path, MAX_SUBMISSION_BYTES)  # never follows a link, never blocks on a FIFO
-        if hashlib.sha256(raw).hexdigest() != result.extra.get("submission_sha256"):
+        if result.source is None or hashlib.sha256(raw).hexdigest() != result.source.sha256:
             return None  # changed since grading: its line numbers would not match the feedback
         return answer_code(path).code.splitlines()
     except (OSError, SubmissionError, ValueError, RefusedFile):
         return None
 
 
+# Names Windows refuses for a file or folder, whatever their extension (`nul.txt`), when a folder is unzipped.
+WINDOWS_RESERVED = re.compile(r"(?i)(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?")
+# A file name's UTF-8 bytes at most (file systems hold 255; a zip's reader and `.html` want room).
+MAX_NAME_BYTES = 120
+
+
+def _kept(c: str) -> bool:
+    return unicodedata.category(c)[0] in "LMN" or c in "._-"  # letters (with their accents), digits, . _ -
+
+
 def _safe(name: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip(".") or "_"
-    if len(name) > 80:
-        name = name[:66] + "-" + hashlib.sha256(name.encode()).hexdigest()[:12]
+    """A file or folder name for `name` that keeps its letters, in any script: NFC (a name typed on a Mac and
+    one typed elsewhere are one name), anything but letters, marks, digits, `.`, `_` and `-` as `_` (no `/`,
+    no control character, no `:` or `*` that Windows or a zip refuses; a run of them as one, none at either
+    end), no leading or trailing `.`, no Windows device name (`CON`), and at most MAX_NAME_BYTES bytes, cut
+    with a hash of the whole that keeps two long names apart (`Ada Lovelace` -> `Ada_Lovelace`, `Núñez José`
+    -> `Núñez_José`, `../x` -> `x`)."""
+    name = unicodedata.normalize("NFC", name)
+    name = "".join(c if _kept(c) else "\0" for c in name)
+    name = re.sub("\0+", "_", name.strip("\0.")) or "_"  # a run of what is not kept as one `_`
+    if WINDOWS_RESERVED.fullmatch(name):
+        name = "_" + name
+    if len(name.encode()) > MAX_NAME_BYTES:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+        while len(name.encode()) > MAX_NAME_BYTES - 13:
+            name = name[:-1]
+        name = name + "-" + digest
     return name
 
 
@@ -96,7 +120,9 @@ def page_name(graded: Graded) -> str:
 
 
 def student_pages(students: list[str]) -> dict[str, str]:
-    """A file name per student, safe and unique (`Ada Lovelace` -> `Ada_Lovelace`, `../x` -> `x`)."""
+    """A file name per student, safe (`_safe`) and unique: two students whose names differ only in case or in
+    what `_safe` replaced (`Ada Lovelace`, `Ada_Lovelace`) get `-2` and so on, as a case-insensitive file
+    system (macOS, Windows) or a zip unpacked there would otherwise make them one folder."""
     taken: set[str] = set()
     out = {}
     for student in sorted(students):
@@ -128,7 +154,7 @@ def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool)
     status = result.status
     summary = feedback.summary
     if status == Status.GRADER_ERROR and not teacher:
-        summary = "Internal grading error: not your fault, and your teacher has been told. No score was given yet."
+        summary = say("reports: grader error for the student")
     exercise = EXERCISES.get(graded.exercise)
     return {
         "exercise": graded.exercise, "title": f"{exercise.number}. {exercise.title}" if exercise else graded.exercise,
@@ -136,8 +162,8 @@ def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool)
         "score": number(result.score), "max_score": number(result.max_score), "summary": summary,
         "cause": feedback.cause, "cause_checks": feedback.cause_checks, "cause_lines": cause_lines,
         "tests": tests, "culprits": culprits, "code_lines": code_lines or [],
-        "path": result.extra.get("submission_path", "") if teacher else "",
-        "traceback": result.extra.get("grader_traceback", "") if teacher else "",
+        "path": (result.source.path or "" if result.source else "") if teacher else "",
+        "traceback": (result.grader_traceback or "") if teacher else "",
         "flags": ["tampering: the grader caught this code changing the grader or torch, or forging its report"]
         if teacher and tampering(result) else [],
     }
@@ -188,10 +214,15 @@ class ClassReport:
     students: dict[str, str]  # student -> their page's name, without .html
     skipped: list[str]
     attention: dict[str, dict[str, str]]  # student -> reason -> detail
+    undecided: list[Graded] = field(default_factory=list)  # files of no decided exercise (analysis.UNDECIDED)
 
 
 def roster_names(joined: RosterJoin | None) -> list[str]:
-    return [s.name for s in joined.missing] if joined else []
+    """The roster students with no submission, each labelled as roster.relabel labels those with one."""
+    if joined is None:
+        return []
+    labels = roster_labels(joined.roster)
+    return [labels.get(s.index, s.name) for s in joined.missing]
 
 
 def overview_page(report: ClassReport, lms_file: str = "") -> str:
@@ -204,10 +235,15 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
                    for s, reasons in sorted(report.attention.items()) if key in reasons]
         if entries:
             attention.append({"label": label, "why": why, "entries": entries})
+    if report.undecided:
+        entries = [{"name": g.result.submission or g.folder, "href": "", "detail": g.result.output}
+                   for g in report.undecided]
+        attention.insert(0, {"label": say("reports: attention undecided"),
+                             "why": say("reports: attention undecided why"), "entries": entries})
     class_wide = failed_by_all(graded)
     if class_wide:
-        attention.append({"label": "Failed by every submission that ran",
-                          "why": "the exercise, its hints or the check may need a look",
+        attention.append({"label": say("reports: attention failed by all"),
+                          "why": say("reports: attention failed by all why"),
                           "entries": [{"name": c, "href": "", "detail": ""} for c in class_wide]})
     missing_some = []
     for row in book.rows:
@@ -248,9 +284,9 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
 
 
 ORDERS = {
-    "by_name.html": "by name",
-    "by_score.html": "by score, highest first",
-    "by_status.html": "by status, worst first",
+    "by_name.html": say("reports: order by name"),
+    "by_score.html": say("reports: order by score"),
+    "by_status.html": say("reports: order by status"),
 }
 
 
@@ -276,7 +312,8 @@ def table_page(report: ClassReport, page: str) -> str:
         heading = ""
         if page == "by_status.html" and worst(row) != group:
             group = worst(row)
-            heading = f"Worst status: {LABELS[group]} ({counts[group]} student{'s' if counts[group] != 1 else ''})"
+            heading = say("reports: worst status group", status=LABELS[group], count=counts[group],
+                          plural="s" if counts[group] != 1 else "")
         cells = []
         for e in book.exercises:
             cell = row.cell(e)

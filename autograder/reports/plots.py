@@ -19,7 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from ..status import Status
+from ..core.status import Status
+from ..feedback.wording import say
 
 WIDTH = 10.0  # inches: about the page's width
 STYLE = {  # status -> (label, face colour, hatch)
@@ -89,7 +90,7 @@ def score_distribution(scores: dict[str, list[tuple[float, str]]], max_scores: d
 
 def failing_checks(counts: list[tuple[str, int]], top: int = 10) -> str:
     """The checks failed most often, as horizontal bars (most common on top), each labelled with its count."""
-    shown = counts[:top] or [("(no failed checks)", 0)]
+    shown = counts[:top] or [(say("reports: plot no failed checks"), 0)]
     fig = Figure(figsize=(WIDTH, 0.32 * len(shown) + 0.9), layout="constrained")
     ax = fig.subplots()
     labels = [_text(label) for label, _ in shown][::-1]
@@ -97,7 +98,7 @@ def failing_checks(counts: list[tuple[str, int]], top: int = 10) -> str:
     bars = ax.barh(range(len(labels)), values, color="#CC6677", height=0.7)
     ax.set_yticks(range(len(labels)), labels=labels)
     ax.bar_label(bars, padding=3, fontsize=10)
-    ax.set_xlabel("submissions failing the check", fontsize=10)  # among those that ran
+    ax.set_xlabel(say("reports: plot failing the check"), fontsize=10)  # among those that ran
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.tick_params(labelsize=10)
     ax.spines[["top", "right"]].set_visible(False)

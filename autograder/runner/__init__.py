@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the pool is imported before torch (cli.py); these import torch
-    from ..outcome import RunReport, Trial
-    from ..spec import Inputs
+    from ..core.outcome import RunReport, Trial
+    from ..core.spec import Inputs
 
 
 @dataclass(frozen=True)
@@ -21,8 +21,8 @@ class Job:
     inputs: dict[str, Inputs]
     timeout: float = 60.0
     hidden: frozenset[str] = frozenset()
-    """Keys of `inputs` ("scenario/dtype") that the worker gets only after every other trial has run, so that
-    nothing it printed or raised before then can hold a hidden input (the pool keeps to this; in process,
+    """Keys of `inputs` ("scenario/dtype") that the job's process gets only after every other trial has run, so
+    that nothing it printed or raised before then can hold a hidden input (the pool keeps to this; in process,
     the order of `trials` is all there is)."""
 
     def phases(self) -> tuple[tuple[Trial, ...], tuple[Trial, ...]]:

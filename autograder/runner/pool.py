@@ -1,18 +1,17 @@
 """A pool of warm, sandboxed workers: the fast, safe Runner for grading a class.
 
-Each slot is one warm worker (zygote.py) in its own bubblewrap sandbox, with torch already imported; a job
-is a fork of its template, which never held a job. The grader sends the job down the worker's stdin with a
-fresh random token, waits with a watchdog, and reads back, with bounds, the report that the job signed with
-that token (guard.py) and what it printed. No file of the sandbox is ever read. A slot whose worker dies, or
-that a job left dirty, is replaced by a fresh one; the job that did it gets its own verdict. Where the grader
-may make cgroups (as root), a slot's cgroup bounds its processes and its memory: once the worker is warm, it
-may grow by a job's memory and no more, whatever the job's processes.
+Each slot is one warm worker (template.py: its relay and its template) in its own bubblewrap sandbox, with torch
+already imported; a job is a fork of its template, which never held a job. The grader sends the job down the
+relay's stdin with a fresh random token (protocol.py), waits with a watchdog, and reads back, with bounds, the
+report that the job signed with that token (guard.py) and what it printed. No file of the sandbox is ever
+read. A slot whose worker dies, or that a job left dirty, is replaced by a fresh one; the job that did it gets
+its own verdict. Where the grader may make cgroups (as root), a slot's cgroup bounds its processes and its
+memory: once the worker is warm, it may grow by a job's memory and no more, whatever the job's processes.
 """
 
 from __future__ import annotations
 
 import hmac
-import json
 import os
 import queue
 import secrets
@@ -26,40 +25,38 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..core.status import Status
 from ..feedback.wording import say
-from ..status import Status
 from . import Job, cgroup
 from .fdio import frame, split_frame
 from .limits import Limits
+from .protocol import JobAnswer, JobRequest, ProtocolError, Ready
 from .sandbox import SCRATCH, as_root, bwrap_command, bwrap_problem, plain_env
 
 if TYPE_CHECKING:
-    from ..outcome import RunReport
+    from ..core.outcome import RunReport
 
 START_TIMEOUT = 120.0
-"""Seconds a fresh zygote may take to import torch and say it is ready."""
+"""Seconds a fresh worker may take to import torch and its relay say it is ready."""
 WORKER_COPY = 128 * 1024**2
 """Bytes of its warm worker's memory a job may copy, beyond the job's own memory limit: a job shares the
 template's pages until it writes to one (Python writes to every object it touches), and the copy counts in the
 slot's cgroup. The cgroup allows what the warm worker uses, plus this, plus the job's memory. An honest job
 of any exercise copies 12 to 24 MiB (measured on the solutions, torch 2.13)."""
 WORKER_OPTIONS: list[str] = []
-"""More options for every worker (zygote.py's); the tests set `--shared-namespaces` here."""
-NOT_ISOLATED = ("jobs share their worker's namespaces (this kernel lets no unprivileged process make a user "
-                "namespace): a job can signal or lower the limits of its worker, and reach the System V shared "
-                "memory of the jobs after it")
+"""More options for every worker (template.py's); the tests set `--shared-namespaces` here."""
 WATCHDOG_GRACE = 15.0
 """Seconds past a job's timeout before the grader stops waiting for the worker's answer."""
 
 
 class PoolError(Exception):
-    """The pool itself failed (a zygote would not start): the grader's fault, never a student's."""
+    """The pool itself failed (a worker would not start): the grader's fault, never a student's."""
 
 
 class _Channel:
-    """The zygote's stdout, read with our own buffer, a bound and a deadline: nothing it sends can make the
+    """The relay's stdout, read with our own buffer, a bound and a deadline: nothing it sends can make the
     grader wait forever or read without end."""
 
     def __init__(self, fd: int) -> None:
@@ -99,7 +96,7 @@ class Slot:
     def __init__(self, index: int, limits: Limits, sandboxed: bool, launcher: ThreadPoolExecutor,
                  run_as: tuple[int, int] | None = None, exercises: tuple[str, ...] | None = None):
         self.launcher = launcher
-        self.exercises = exercises  # what its zygote warms for (None: every exercise)
+        self.exercises = exercises  # what its worker warms for (None: every exercise)
         self.run_as = run_as  # unsandboxed only: the (uid, gid) the worker drops to
         self.index = index
         self.limits = limits
@@ -125,14 +122,14 @@ class Slot:
         options = ["--exercises", ",".join(self.exercises)] if self.exercises is not None else []
         options += WORKER_OPTIONS
         if self.sandboxed:
-            inner = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", SCRATCH]
+            inner = [sys.executable, "-I", "-B", "-m", "autograder.runner.worker.template", SCRATCH]
             command = bwrap_command(inner + (["--drop-root"] if as_root() else []) + options, self.limits.scratch)
             env = None
         else:
             self.scratch = tempfile.mkdtemp(prefix=f"autograder-slot-{self.index}-")
             if self.run_as is not None:
                 os.chown(self.scratch, *self.run_as)
-            command = [sys.executable, "-I", "-B", "-m", "autograder.runner.zygote", self.scratch, *options]
+            command = [sys.executable, "-I", "-B", "-m", "autograder.runner.worker.template", self.scratch, *options]
             env = plain_env(Path(self.scratch))
         group, run_as = self.cgroup, self.run_as
 
@@ -145,7 +142,7 @@ class Slot:
                 os.setgid(run_as[1])
                 os.setuid(run_as[0])
 
-        # Started from the pool's one long-lived launcher thread: bwrap --die-with-parent (and the zygote's
+        # Started from the pool's one long-lived launcher thread: bwrap --die-with-parent (and the relay's
         # own death signal) fire when the *thread* that started them ends, not only the process.
         self.proc = self.launcher.submit(
             subprocess.Popen, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -162,13 +159,11 @@ class Slot:
             return
         hello = self.channel.line(START_TIMEOUT) if self.channel is not None else None
         try:
-            said = json.loads(hello) if hello is not None else None
-        except ValueError:
-            said = None
-        if not isinstance(said, dict) or said.get("ready") is not True:
+            said = Ready.decode(hello)
+        except ProtocolError:
             self.stop()
-            raise PoolError(f"worker slot {self.index} did not start")
-        self.isolated = said.get("isolated") is True
+            raise PoolError(say("run: slot did not start", slot=self.index)) from None
+        self.isolated = said.isolated
         if self.cgroup is not None:
             self.memory_bounded = self.cgroup.bound_memory(self.limits.memory + WORKER_COPY)
         self.ready = True
@@ -194,8 +189,9 @@ class Slot:
         if self.cgroup is not None:
             self.cgroup.remove()
 
-    def _exchange(self, job: Job, token: str) -> tuple[dict, bytes, bytes] | None:
-        """Sends the job; the worker's answer, the report and the printed output, or None if it died or hung."""
+    def _exchange(self, job: Job, token: str) -> tuple[JobAnswer, bytes, bytes] | None:
+        """Sends the job; the relay's answer, the report and the printed output, or None if the worker died, hung
+        or answered out of protocol."""
         from .wire import encode_inputs, encode_job
 
         payload = encode_job(job.exercise, job.code, job.trials, job.inputs, job.hidden)
@@ -203,33 +199,30 @@ class Slot:
         limits = self.limits
         # Where the slot's cgroup bounds the job's processes and memory, RLIMIT_NPROC is not needed (None);
         # otherwise the worker keeps the job from forking, where it can (job.JOB_TASKS).
-        request = {"job": len(payload), "hidden": len(hidden), "token": token, "timeout": job.timeout,
-                   "memory": limits.memory, "processes": None if self.memory_bounded else limits.processes,
-                   "file_size": limits.file_size, "output": limits.output, "report": limits.report}
+        request = JobRequest(job=len(payload), hidden=len(hidden), token=token, timeout=job.timeout,
+                             memory=limits.memory, processes=None if self.memory_bounded else limits.processes,
+                             file_size=limits.file_size, output=limits.output, report=limits.report)
         # run() starts the worker first
         assert self.proc is not None and self.proc.stdin is not None and self.channel is not None
         try:
-            self.proc.stdin.write(frame(json.dumps(request).encode()) + payload + hidden)
+            self.proc.stdin.write(frame(request.encode()) + payload + hidden)
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return None
         line = self.channel.line(job.timeout + WATCHDOG_GRACE)
         try:
-            head: Any = json.loads(line) if line is not None else None  # None: the TypeError below
-            sizes = (int(head["report"]), int(head["stdout"]))
-        except (ValueError, TypeError, KeyError):
+            answer = JobAnswer.decode(line).within(report=limits.report, stdout=limits.output)
+        except ProtocolError:  # None (it died or hung), or not an answer: either way, this worker is done
             return None
-        if not isinstance(head, dict) or sizes[0] > limits.report or sizes[1] > limits.output or min(sizes) < 0:
-            return None
-        body = self.channel.exact(sum(sizes), WATCHDOG_GRACE)
+        body = self.channel.exact(answer.report + answer.stdout, WATCHDOG_GRACE)
         if body is None:
             return None
-        return head, body[:sizes[0]], body[sizes[0]:]
+        return answer, body[:answer.report], body[answer.report:]
 
     def run(self, job: Job) -> RunReport:
         from dataclasses import replace
 
-        from ..outcome import RunReport
+        from ..core.outcome import RunReport
 
         if self.proc is None or self.proc.poll() is not None:
             self.start()
@@ -239,34 +232,30 @@ class Slot:
         seconds = time.perf_counter() - start
         if exchanged is None:  # the worker died or hung (out of memory, say)
             self.stop()
-            return RunReport(status=Status.CRASHED, seconds=seconds,
-                             detail="the worker running your code was killed (did your code use up all memory?)")
+            return RunReport(status=Status.CRASHED, seconds=seconds, detail=say("run: worker killed"))
         answer, signed, printed = exchanged
-        if answer.get("clean") is not True:  # a job left what the worker could not remove: start afresh
+        if not answer.clean:  # a job left what the relay could not remove: start afresh
             self.stop()
-        stdout = printed.decode("utf-8", "replace") + ("\n[output cut]" if answer.get("stdout_cut") else "")
-        split = answer.get("public_stdout")
-        public = printed[:split].decode("utf-8", "replace") if isinstance(split, int) and split >= 0 else None
+        stdout = printed.decode("utf-8", "replace") + ("\n[output cut]" if answer.stdout_cut else "")
+        public = printed[:answer.public_stdout].decode("utf-8", "replace")
         report = _verdict(answer, signed, token, job)
         tampered = report.load_error is not None and report.load_error.type == "TamperError"
         return replace(report, stdout=stdout, seconds=seconds, public_stdout=None if tampered else public)
 
 
-def _verdict(answer: dict, signed: bytes, token: bytes, job: Job) -> RunReport:
+def _verdict(answer: JobAnswer, signed: bytes, token: bytes, job: Job) -> RunReport:
     """What the job's run comes to: its own report where it sent one, signed with its token; else why not."""
-    from ..outcome import RunReport
+    from ..core.outcome import RunReport
     from .wire import WireError
 
-    if answer.get("status") == "timed_out":
+    if answer.status == "timed_out":
         return RunReport(status=Status.TIMED_OUT, detail=say("stopped after", seconds=job.timeout))
-    if answer.get("report_cut"):
-        return RunReport(status=Status.CRASHED, detail="your code's observations were too large to send back")
+    if answer.report_cut:
+        return RunReport(status=Status.CRASHED, detail=say("run: observations too large"))
     if not signed:
-        return RunReport(status=Status.CRASHED, detail=_crash_detail(answer, "it sent no report"))
+        return RunReport(status=Status.CRASHED, detail=_crash_detail(answer, None))
     if not hmac.compare_digest(signed[:len(token)], token):
-        return RunReport(status=Status.CRASHED, detail="the report did not come from the grader's harness: your code "
-                         "wrote on the grader's report channel, or ended the process before the harness could report",
-                         forged=True)
+        return RunReport(status=Status.CRASHED, detail=say("run: forged report"), forged=True)
     try:
         return _decode(signed[len(token):], job)
     except WireError as e:
@@ -276,7 +265,7 @@ def _verdict(answer: dict, signed: bytes, token: bytes, job: Job) -> RunReport:
 def _decode(data: bytes, job: Job) -> RunReport:
     """The worker's report: one frame, or the public phase's and the hidden phase's, each holding only its
     own trials (the public one was sealed before the hidden inputs reached the worker)."""
-    from ..outcome import RunReport
+    from ..core.outcome import RunReport
     from .wire import WireError, decode_report
 
     split = split_frame(data)
@@ -293,19 +282,21 @@ def _decode(data: bytes, job: Job) -> RunReport:
                      outcomes={**public.outcomes, **hidden.outcomes})
 
 
-def _crash_detail(answer: dict, why: str) -> str:
-    """Why the job ended without a report. After the hidden inputs reached it, in words that do not depend on
-    anything it chose (an exit status, a signal), since those could carry a hidden input."""
-    if answer.get("hidden_sent") is not False:
-        return "the process ended before it could report (after it had received the hidden inputs)"
-    meaning = {"SIGSEGV": "a segmentation fault", "SIGKILL": "being killed (out of memory?)",
-               "SIGXCPU": "the CPU-time limit", "SIGXFSZ": "the file-size limit (too much output?)",
-               "SIGABRT": "an abort"}
-    sig = answer.get("signal")
-    if isinstance(sig, str):
-        return f"the process ended by {meaning.get(sig, sig[:20])} before reporting"
-    code = answer.get("code")
-    return f"the process exited with status {code if isinstance(code, int) else '?'} before reporting ({why})"
+def _crash_detail(answer: JobAnswer, broken: str | None) -> str:
+    """Why the job ended without a report (`broken`: why the one it sent is not one). After the hidden inputs
+    reached it, in words that do not depend on anything it chose (an exit status, a signal), since those could
+    carry a hidden input."""
+    if answer.hidden_sent:
+        return say("run: ended after hidden inputs")
+    if answer.signal is not None:
+        by_signal = {"SIGSEGV": lambda: say("run: ended by SIGSEGV"), "SIGKILL": lambda: say("run: ended by SIGKILL"),
+                     "SIGXCPU": lambda: say("run: ended by SIGXCPU"), "SIGXFSZ": lambda: say("run: ended by SIGXFSZ"),
+                     "SIGABRT": lambda: say("run: ended by SIGABRT")}
+        return by_signal.get(answer.signal, lambda: say("run: ended by signal", signal=answer.signal))()
+    code = answer.code if answer.code is not None else "?"
+    if broken is None:
+        return say("run: exited without report", code=code)
+    return say("run: exited with broken report", code=code, why=broken)
 
 
 def _user(name: str) -> tuple[int, int]:
@@ -315,11 +306,11 @@ def _user(name: str) -> tuple[int, int]:
     try:
         entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
     except (KeyError, ValueError):
-        raise PoolError(f"no user {name!r} to run submissions as") from None
+        raise PoolError(say("run: no such user", user=name)) from None
     if entry.pw_uid == 0:
-        raise PoolError("submissions may not run as root")
+        raise PoolError(say("run: not as root"))
     if os.geteuid() != 0:
-        raise PoolError(f"only root can run submissions as another user ({name})")
+        raise PoolError(say("run: only root runs as another user", user=name))
     return entry.pw_uid, entry.pw_gid
 
 
@@ -341,16 +332,14 @@ class WarmPool:
     def __init__(self, slots: int, limits: Limits | None = None, sandbox: bool | None = None, wait: bool = True,
                  run_as: str | None = None, exercises: tuple[str, ...] | None = None):
         limits = limits or Limits()
-        problem = bwrap_problem() if sandbox is not False else "sandbox turned off"
+        problem = bwrap_problem() if sandbox is not False else say("run: sandbox turned off")
         if sandbox is True and problem:
-            raise PoolError(f"cannot sandbox: {problem}")
+            raise PoolError(say("run: cannot sandbox", problem=problem))
         self.sandboxed = problem is None
         user = None if self.sandboxed or run_as is None else _user(run_as)
         self.warning = None if self.sandboxed else (
-            f"NOT SANDBOXED: {problem}. Submissions run as plain processes under rlimits only, as user {run_as}: "
-            "they can read what that user can read and reach the network." if user else
-            f"NOT SANDBOXED: {problem}. Submissions run as plain processes under rlimits only: they can read "
-            "your files and reach the network. Install bubblewrap to grade untrusted code.")
+            say("run: not sandboxed as user", problem=problem, user=run_as) if user else
+            say("run: not sandboxed", problem=problem))
         self.limits = limits
         self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autograder-launcher")
         self._slots = [Slot(i, limits, self.sandboxed, self._launcher, user, exercises) for i in range(max(1, slots))]
@@ -362,9 +351,9 @@ class WarmPool:
                 s.launch()
         except OSError as e:
             self.close()
-            hint = (f" (user {run_as} must be able to read and run {sys.executable} and its packages)"
-                    if run_as and isinstance(e, PermissionError) else "")
-            raise PoolError(f"a worker slot could not be launched: {e}{hint}") from e
+            raise PoolError(
+                say("run: slot not launched as user", error=e, user=run_as, python=sys.executable)
+                if run_as and isinstance(e, PermissionError) else say("run: slot not launched", error=e)) from e
         if wait:
             self.ready()
 
@@ -394,8 +383,8 @@ class WarmPool:
                 self._free.put(s)
             self._started = True
             if not all(s.isolated for s in self._slots):
-                self.warning = f"{self.warning} Also, {NOT_ISOLATED}." if self.warning else \
-                    f"{NOT_ISOLATED[0].upper()}{NOT_ISOLATED[1:]}."
+                self.warning = say("run: also not isolated", warning=self.warning) if self.warning else \
+                    say("run: not isolated")
 
     def run(self, job: Job) -> RunReport:
         self.ready()

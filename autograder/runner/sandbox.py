@@ -6,7 +6,7 @@ machine has an NVIDIA GPU, its device files and the driver's libraries are there
 
 Its user is never root on the host. Run by an ordinary user, bubblewrap makes a user namespace whose user
 maps to that user. Run as root, a user namespace would map the sandbox's user to root outside (able to read
-/etc/shadow, say), so there is none: the worker becomes "nobody" itself, first thing (zygote.py), with no
+/etc/shadow, say), so there is none: the worker becomes "nobody" itself, first thing (template.py), with no
 capability left and no way back (no_new_privs). Only the files Python needs from /etc are there. Fork
 storms are stopped by a pids cgroup per slot where the grader may make one (as root), else by
 RLIMIT_NPROC. Where bubblewrap cannot run, the pool falls back to rlimits in a plain process, and says so.
@@ -21,6 +21,8 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+from ..feedback.wording import say
 
 SCRATCH = "/tmp"
 """The sandbox's only writable place: a tmpfs of its own, emptied after every job."""
@@ -140,13 +142,13 @@ def plain_env(scratch: Path) -> dict[str, str]:
 def bwrap_problem() -> str | None:
     """Why bubblewrap cannot sandbox a worker here, or None when it can (tried once per process)."""
     if shutil.which("bwrap") is None:
-        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+        return say("run: no bubblewrap")
     drop = "import os; os.setgroups([]); os.setgid(65534); os.setuid(65534); " if as_root() else ""
     try:
         cmd = bwrap_command([sys.executable, "-I", "-c", drop + "import autograder"], 1024**2)
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return f"bubblewrap failed to start: {e}"
+        return say("run: bubblewrap failed to start", error=e)
     if done.returncode != 0:
-        return f"bubblewrap failed: {(done.stderr or done.stdout).strip()[-300:]}"
+        return say("run: bubblewrap failed", error=(done.stderr or done.stdout).strip()[-300:])
     return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..status import Status
+from ..core.status import Status
 from .schema import DOTTED, STATUSES
 
 

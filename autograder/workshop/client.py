@@ -1,7 +1,10 @@
 """The participant's side: `check.join(URL)`, `check.preview()`, `check.stuck()`, `check.done()`,
-`check.leave()`, and what every `check()` then sends. Opt-in only, standard library only; it never raises
-into check(), and a check waits at most WAIT seconds for its report's answer (not at all while the server
-is known to be down), then says in one line whether the report arrived.
+`check.leave()`, and what every `check()` then sends. The notebook's check (`from autograder import check`,
+autograder/notebook/learner.py) is the self-check (selfcheck.Checker) built with this client's LISTENER, which lends it
+those commands.
+Opt-in only, its network side standard library only; it never raises into check(), and a check waits at most
+WAIT seconds for its report's answer (not at all while the server is known to be down), then says in one line
+whether the report arrived.
 
 What is sent, and nothing else (check.preview() prints it): the pseudonym and secret the server gave at
 join, the exercise, pass/fail per public check, the error's class, the op the culprit locator named and
@@ -17,12 +20,14 @@ import json
 import os
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..feedback.wording import say
 from . import identity
-from .report_fields import report_fields
+from .attempt_fields import attempt_fields
 from .schema import MAX_SEAT, VERSION, anonymise_line, clean_feedback
 from .sender import OPENER, Heartbeat, Sender, post
 
@@ -61,7 +66,7 @@ _hints: list[str] = []  # hints the heartbeat brought, printed with the next che
 def _base(url: str) -> str:
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.query or parts.fragment:
-        raise ValueError(f"not a workshop URL: {url!r} (expected http(s)://host:port/CODE)")
+        raise ValueError(say("notebook: workshop bad url", url=url))
     return url.strip().rstrip("/")
 
 
@@ -79,16 +84,15 @@ def _verify(base: str) -> str:
             info = json.loads(response.read(4096))
     except urllib.error.HTTPError as e:
         if e.code == 404:
-            raise JoinError(f"No workshop with the code {code!r} at {_where(base)} (HTTP 404). Check the code on "
-                            "the projector: it is the last part of the URL.") from None
-        raise JoinError(f"The server at {_where(base)} refused to join (HTTP {e.code}).") from None
+            raise JoinError(say("notebook: workshop no such code", code=code, where=_where(base))) from None
+        raise JoinError(say("notebook: workshop refused", where=_where(base), status=e.code)) from None
     except (urllib.error.URLError, OSError) as e:
-        raise JoinError(f"Cannot reach the workshop server at {_where(base)} ({getattr(e, 'reason', e)}). Check the "
-                        "URL, that this computer is on the room's network, and that the server runs.") from None
+        raise JoinError(say("notebook: workshop unreachable", where=_where(base),
+                            reason=getattr(e, "reason", e))) from None
     except ValueError:
-        raise JoinError(f"{_where(base)} answered, but it is not a workshop server.") from None
+        raise JoinError(say("notebook: workshop not a server", where=_where(base))) from None
     if not isinstance(info, dict) or info.get("workshop") is not True or not isinstance(info.get("room"), str):
-        raise JoinError(f"{_where(base)} answered, but it is not a workshop server.")
+        raise JoinError(say("notebook: workshop not a server", where=_where(base)))
     return info["room"]
 
 
@@ -102,7 +106,7 @@ def join(url: str | None = None, *, seat: str = "", share_line: bool = False, sh
     global _session, _left, _heartbeat
     base = _base(url or os.environ.get(ENV, ""))
     if not isinstance(seat, str) or len(seat) > MAX_SEAT or not seat.isprintable():
-        raise ValueError(f"seat: printable text of at most {MAX_SEAT} characters")
+        raise ValueError(say("notebook: workshop bad seat", most=MAX_SEAT))
     room = _verify(base)
     kept = identity.load(room)
     request = {"v": VERSION, "seat": seat.strip()}
@@ -111,21 +115,21 @@ def join(url: str | None = None, *, seat: str = "", share_line: bool = False, sh
         identity.forget(room)  # not this room's any more: join as someone new
         kept, delivery = None, post(base + "/join", request, {}, 5)
     if not delivery.ok:
-        raise JoinError(f"Could not join the workshop at {_where(base)}: {delivery.why}")
+        raise JoinError(say("notebook: workshop join failed", where=_where(base), why=delivery.why))
     name, secret = delivery.answer.get("pseudonym"), delivery.answer.get("secret") or (kept[1] if kept else None)
     if not isinstance(name, str) or not isinstance(secret, str):
-        raise JoinError(f"{_where(base)} answered the join, but not as a workshop server does.")
+        raise JoinError(say("notebook: workshop odd join", where=_where(base)))
     identity.keep(room, name, secret)
     _session, _left = Session(base, name, secret, room, bool(share_line), bool(share_feedback)), False
-    print(f"Joined the workshop at {_where(base)} as {name}" + (f", seat {seat.strip()!r}" if seat.strip() else "")
-          + (" (the same participant as before)." if kept else "."))
-    print("Each check() now also sends: your pseudonym, the exercise, pass/fail per check, the error's class and "
-          "the culprit op" + (", the culprit line (anonymised)" if share_line else "")
-          + (", the feedback text (helpers only)" if share_feedback else "")
-          + ". check.preview() shows exactly what; check.stuck() asks for help; check.leave() stops.")
+    print(say("notebook: workshop joined", where=_where(base), pseudonym=name,
+              seat=say("notebook: workshop seat", seat=seat.strip()) if seat.strip() else "",
+              again=say("notebook: workshop same participant") if kept else "."))
+    print(say("notebook: workshop what is sent",
+              line=say("notebook: workshop sends line") if share_line else "",
+              feedback=say("notebook: workshop sends feedback") if share_feedback else ""))
     for exercise in identity.died(room):
         _send({**_empty(exercise, "crashed")})
-        print(f"(Your last kernel died during check({exercise!r}); the helpers see it.)")
+        print(say("notebook: workshop kernel died", exercise=exercise))
     if _heartbeat is None:
         _heartbeat = Heartbeat(_beat)
     _heartbeat.seconds = float(delivery.answer.get("heartbeat_s") or 60)
@@ -153,7 +157,7 @@ def _current() -> Session | None:
         token = os.environ.get("JUPYTERHUB_API_TOKEN")
         if token:
             _session = Session(_base(os.environ[ENV]), HUB_PSEUDONYM, hub_token=token)
-            print(f"(Reporting to the workshop at {_session.url}; check.preview() shows what, check.leave() stops.)")
+            print(say("notebook: workshop reporting", url=_session.url))
             if _heartbeat is None:
                 _heartbeat = Heartbeat(_beat)
         else:
@@ -161,13 +165,13 @@ def _current() -> Session | None:
                 join(os.environ[ENV])
             except (JoinError, ValueError) as e:
                 _left = True
-                print(f"(Not reporting to the workshop: {e})")
+                print(say("notebook: workshop not reporting", why=e))
     return _session
 
 
 def payload(result: Any, run_report: Any, session: Session | None) -> dict:
     """The report for one check, exactly as it is sent."""
-    fields = report_fields(result, run_report)
+    fields = attempt_fields(result, run_report)
     data = {"v": VERSION, "pseudonym": session.pseudonym if session else "(given-when-you-join-00)",
             "secret": "(kept on this machine)" if session and session.secret else None,
             "exercise": result.exercise, "status": fields["status"],
@@ -195,16 +199,7 @@ def _send(data: dict) -> None:
     _hints.extend(hints)
     # --- end of issue 33's lines
     while _hints:
-        print(f"Workshop hint from the host: {_hints.pop(0)}")
-
-
-def install(check: Any, before: list, after: list, stopped: list) -> None:
-    """Gives the notebook's check() its workshop side (selfcheck.py's hooks): check.join, check.preview,
-    check.leave, check.stuck, check.done, and a report after every check (only once joined)."""
-    check.join, check.preview, check.leave, check.stuck, check.done = join, preview, leave, stuck, done
-    for hooks, hook in ((before, before_check), (after, after_check), (stopped, after_stop)):
-        if hook not in hooks:
-            hooks.append(hook)
+        print(say("notebook: workshop hint", hint=_hints.pop(0)))
 
 
 def before_check(exercise: str) -> None:
@@ -249,22 +244,22 @@ def after_stop(exercise: str, stop: Any) -> None:
 def _note(kind: str, said: str) -> None:
     session = _current()
     if session is None:
-        print("Not in a workshop: check.join(URL) first.")
+        print(say("notebook: workshop not joined"))
         return
     data = {"v": VERSION, "pseudonym": session.pseudonym, "secret": session.secret, "kind": kind}
     done = post(f"{session.url}/event", {k: v for k, v in data.items() if v is not None}, session.headers())
-    print(said if done.ok else f"Workshop: the note did not arrive ({done.why}). Raise your hand instead.")
+    print(said if done.ok else say("notebook: workshop note lost", why=done.why))
 
 
 def stuck() -> None:
     """Puts up a 'stuck' note on the helpers' view: someone will come by. A passing check or check.done() takes
     it down."""
-    _note("stuck", "Workshop: your 'stuck' note is up; a helper will come by. check.done() takes it down.")
+    _note("stuck", say("notebook: workshop stuck"))
 
 
 def done() -> None:
     """Says you have finished (and takes down a 'stuck' note)."""
-    _note("done", "Workshop: marked as done. Thank you!")
+    _note("done", say("notebook: workshop done"))
 
 
 def leave() -> None:
@@ -277,7 +272,7 @@ def leave() -> None:
         _heartbeat.stop()
         _heartbeat = None
     _session, _left = None, True
-    print("Left the workshop: check() sends nothing from now on." if was else "Not in a workshop: nothing is sent.")
+    print(say("notebook: workshop left") if was else say("notebook: workshop nothing sent"))
 
 
 def last_report() -> dict | None:
@@ -289,9 +284,31 @@ def preview() -> None:
     """Prints exactly what the last check sent (or would send once you join)."""
     session = _current()
     if _last is None:
-        print("No check has run yet: run check(\"<exercise>\") first, then check.preview().")
+        print(say("notebook: workshop no check yet"))
         return
     data = payload(*_last, session)
-    where = f"to {session.url}/report" if session else "if you joined (check.join(URL)); nothing is sent now"
-    print(f"The last check sends, {where}:")
+    where = f"to {session.url}/report" if session else say("notebook: workshop if joined")
+    print(say("notebook: workshop last sends", where=where))
     print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+class WorkshopListener:
+    """This client as a check()'s listener (selfcheck.Listener, by its shape: this module imports no checker): it
+    hears of every check, and lends the checker its commands."""
+
+    commands: Mapping[str, Callable[..., Any]] = {"join": join, "preview": preview, "leave": leave, "stuck": stuck,
+                                                  "done": done}
+
+    def before(self, exercise_id: str) -> None:
+        before_check(exercise_id)
+
+    def after(self, result: Any, report: Any) -> None:
+        after_check(result, report)
+
+    def stopped(self, exercise_id: str, stop: Any) -> None:
+        after_stop(exercise_id, stop)
+
+
+LISTENER = WorkshopListener()
+"""What the notebook's check() (autograder/notebook/learner.py) is built with: this module stays free of torch, for the
+server side, and never touches the checker itself."""

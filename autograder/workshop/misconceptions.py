@@ -26,12 +26,12 @@ from pathlib import Path
 import torch
 
 from ..catalog import exercise_ids
-from ..cells import marker_line
 from ..exercises import get
 from ..feedback.wording import say
+from ..intake.cells import marker_line
+from ..notebook.selfcheck import self_check
 from ..pipeline import prepare
 from ..reference_store import known_submissions
-from ..selfcheck import self_check
 from .attempt_fields import attempt_fields
 from .course import DATA, FORMAT, signature
 

@@ -14,8 +14,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal, overload
 
+from ..core.status import Status
 from ..feedback.wording import say
-from ..status import Status
 
 MAX_BODY = 8192
 """Bytes of one body; the server's HTTP layer refuses larger bodies before reading them."""

@@ -23,8 +23,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.status import Status
 from ..feedback.wording import say
-from ..status import Status
 from .names import pseudonym as draw_pseudonym
 from .schema import Attempt
 

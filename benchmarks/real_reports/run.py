@@ -8,6 +8,10 @@ error, and the backup holds the original. Otherwise it got "words only" (exit 3:
 none applies). Then, apart from --fix's own verification, the repaired copy is run once more and the losses
 each backward pass starts from are compared with the original program's (every saved tensor kept as saved,
 so that it runs): "same values" says whether the kept rewrite left what the program computes as it was.
+The `s*.py` scripts are shapes written for issue 34 (a write under no_grad into a buffer, an optimizer step in a
+helper, a loop writing the tensor whose slices were saved, a shared module where one line out of place costs
+least), not public reports; they run the same way. "Wrong advice" counts a kept rewrite that changes the
+numbers, or words printed although --fix tried every rewrite they advise and none worked.
 
     .venv/bin/python benchmarks/real_reports/run.py [NAME ...]
 """
@@ -26,8 +30,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.blame.runs import Program, record  # noqa: E402 - the package of this checkout
-from autograder.blame.verify import TOLERANCES, _other_values, reference  # noqa: E402
+from autograder.blame.fix.runs import Program, record  # noqa: E402 - the package of this checkout
+from autograder.blame.fix.verify import TOLERANCES, _other_values, reference  # noqa: E402
 
 
 def run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -41,18 +45,27 @@ def one(script: Path) -> dict:
         shutil.copy(script, copy)
         broken = run(copy, cwd=copy.parent)
         start = time.perf_counter()
-        done = run(copy, "-m", "autograder.blame.script", "--fix", "--json", cwd=copy.parent)
+        done = run(copy, "-m", "autograder.blame.fix.script", "--fix", "--json", cwd=copy.parent)
         seconds = time.perf_counter() - start
         fix = (json.loads(done.stdout) if done.stdout.strip() else {}).get("fix") or {}
         after = run(copy, cwd=copy.parent)
         backup = copy.with_name(copy.name + ".orig")
         repaired = (done.returncode == 0 and fix.get("verified") is True and after.returncode == 0
                     and backup.exists() and backup.read_bytes() == script.read_bytes())
+        withdrawn = (fix.get("words") or "").startswith("No advice")
         why = fix.get("words") if fix.get("kind") == "words" else fix.get("verification")
         return {"name": script.stem, "raised": "modified by an inplace operation" in broken.stderr,
                 "status": done.returncode, "repaired": repaired, "kind": fix.get("kind"), "seconds": seconds,
                 "why": (why or done.stderr.strip()[-200:])[:150], "culprits": len(fix.get("steps") or [None]),
+                "words_shown": fix.get("kind") == "words" and not withdrawn and not repaired,
+                "advised_failed": _advised_failed(fix) and not withdrawn and not repaired,
                 "same": same_values(script, copy, fix.get("kind")) if repaired else None}
+
+
+def _advised_failed(fix: dict) -> bool:
+    """Printed words whose advice (the rewrite kinds they name) --fix tried and saw fail."""
+    tried = {t.get("kind") for t in fix.get("tried") or []}
+    return fix.get("kind") == "words" and bool(tried) and any(k in (fix.get("words") or "") for k in tried)
 
 
 def same_values(original: Path, fixed: Path, kind: str | None) -> bool:
@@ -67,7 +80,7 @@ def same_values(original: Path, fixed: Path, kind: str | None) -> bool:
 
 
 def main(names: list[str]) -> int:
-    scripts = sorted(HERE.glob("r[0-9]*.py"))
+    scripts = sorted([*HERE.glob("r[0-9]*.py"), *HERE.glob("s[0-9]*.py")])
     if names:
         scripts = [s for s in scripts if any(n in s.stem for n in names)]
     rows = []
@@ -87,9 +100,14 @@ def main(names: list[str]) -> int:
         else:
             print(f"{'':34s} the {r['kind']} rewrite was tried and undone: {r['why']}")
     repaired = sum(r["repaired"] for r in rows)
+    kept = sum(r["same"] is True for r in rows)
+    wrong = sum(r["same"] is False for r in rows) + sum(r["advised_failed"] for r in rows)
     print(f"\n{repaired} of {len(rows)} repaired and verified, {len(rows) - repaired} got words only; "
           f"{sum(r['raised'] for r in rows)} of {len(rows)} copies raised the error before the fix; "
-          f"{sum(r['same'] is False for r in rows)} kept rewrites change what the program computes.")
+          f"{kept} repaired keep the program's numbers; wrong advice: {wrong} "
+          f"({sum(r['same'] is False for r in rows)} kept rewrites change the numbers, "
+          f"{sum(r['advised_failed'] for r in rows)} words advise what --fix saw fail); "
+          f"{sum(r['words_shown'] for r in rows)} printed words, each marked not verified.")
     return 0
 
 

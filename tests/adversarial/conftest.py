@@ -35,7 +35,7 @@ def grade_files(pool, folder: Path, out: Path, files: dict[str, str], exercise: 
         (folder / name).write_text(code)
     settings = Settings(exercise=exercise, timeout=20)
     results = grade_batch([folder / name for name in files], out, settings, pool, jobs=1)
-    return {Path(r["submission_path"]).name: r for r in results}
+    return {Path(r["submission_path"]).name: r for r in (r.to_json() for r in results)}
 
 
 __all__ = ["EXERCISES", "SANDBOXED", "broken_code", "grade_files", "needs_sandbox"]

@@ -58,7 +58,7 @@ KEEPS_THE_BUG = {
                                     "h.run_trials = lambda *a, **k: {}\n",
     "patches the grader's probes": "\nimport autograder.probes as p\np.observe_grads = lambda *a, **k: None\n",
     "patches the wire": "\nimport autograder.runner.wire as w\nw.encode_report = lambda r: b''\n",
-    "patches a grader class": "\nfrom autograder.outcome import Outcome\n"
+    "patches a grader class": "\nfrom autograder.core.outcome import Outcome\n"
                               "Outcome.__init__ = lambda self, *a, **k: None\n",
     "patches a grader function's code": "\nimport autograder.harness as h\n"
                                         "h.run_trial.__code__ = (lambda *a, **k: {}).__code__\n",

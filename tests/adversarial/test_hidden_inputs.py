@@ -39,7 +39,7 @@ REWRITE_PUBLIC = """
 import sys
 
 def _rewrite_public_results(x):
-    from autograder.outcome import ErrorInfo
+    from autograder.core.outcome import ErrorInfo
     frame = sys._getframe()
     while frame is not None:
         for value in list(frame.f_locals.values()):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from autograder.submission import is_answer_cell
+from autograder.intake.submission import is_answer_cell
 from tests.adversarial.conftest import grade_files, needs_sandbox
 from tests.conftest import EXERCISE_NOTEBOOKS, solution_code
 

@@ -90,8 +90,8 @@ _FOUND = {}
 for _outcomes, _tensors in _reports():
     if set(_outcomes) <= _KEYS:
         for _key, _o in _outcomes.items():
-            _values = dict(_o.get("scalars", {}))
-            _values.update({n.partition("::")[2]: t for n, t in _tensors.items() if n.partition("::")[0] == _key})
+            _values = {n: _tensors[v["tensor"]] if isinstance(v, dict) else v
+                       for n, v in _o.get("values", {{}}).items()}
             _FOUND.setdefault(_key, (_values, _o.get("error")))
 print("CHEAT found", len(_FOUND), "trials")
 

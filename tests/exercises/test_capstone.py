@@ -10,9 +10,9 @@ import pytest
 from autograder.assign import exercise_notebook
 from autograder.exercises import capstone
 from autograder.exercises.capstone import normalized
+from autograder.intake.submission import is_answer_cell
 from autograder.public import paths
 from autograder.reference_store import known_submissions, load_reference
-from autograder.submission import is_answer_cell
 from tests.conftest import SOLUTIONS, failing, solution_code
 
 ID = "capstone"

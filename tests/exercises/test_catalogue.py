@@ -13,10 +13,10 @@ import re
 
 import pytest
 
-from autograder.cells import ANSWER_MARKER, CELL_BREAK
 from autograder.exercises import EXERCISES
+from autograder.intake.cells import ANSWER_MARKER, CELL_BREAK
+from autograder.intake.submission import answer_code
 from autograder.reference_store import ENV, known_submissions
-from autograder.submission import answer_code
 from tests.conftest import EXERCISE_NOTEBOOKS, failing, solution_code
 
 CATALOGUES = {eid: known_submissions(eid) for eid in EXERCISES}

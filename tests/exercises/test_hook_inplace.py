@@ -9,8 +9,8 @@ from torch import nn
 
 from autograder.exercises import get
 from autograder.exercises.hook_inplace import HOOK_VIEW_ERROR
+from autograder.intake.submission import answer_code
 from autograder.reference_store import known_submissions
-from autograder.submission import answer_code
 from tests.conftest import EXERCISE_NOTEBOOKS, failing
 
 ID = "hook_inplace"

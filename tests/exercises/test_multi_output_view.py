@@ -8,9 +8,9 @@ counter's); under no_grad the write goes through and the next use of any of the 
 import pytest
 import torch
 
+from autograder.core.messages import INPLACE_ERROR
 from autograder.exercises import get
 from autograder.exercises.multi_output_view import ONE_TOKEN
-from autograder.messages import INPLACE_ERROR
 from autograder.reference_store import known_submissions, load_reference
 from tests.conftest import failing
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch.autograd.graph import save_on_cpu, saved_tensors_hooks
 
+from autograder.core.messages import INPLACE_ERROR
 from autograder.exercises import saved_hooks as spec
-from autograder.messages import INPLACE_ERROR
 from autograder.reference_store import known_submissions, load_reference
 from tests.conftest import failing
 

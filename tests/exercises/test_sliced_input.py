@@ -1,7 +1,6 @@
 """sliced_input: its own tests. Its catalogue of known submissions (BROKEN, CORRECT, WRONG) is in
 references/sliced_input.py, and tests/exercises/test_catalogue.py grades every entry."""
 
-import time
 
 from autograder.assign import strip_solutions
 from autograder.reference_store import known_submissions
@@ -19,10 +18,9 @@ def test_broken_starter_earns_nothing_while_backward_raises(grade):
     assert "modified by an inplace operation" in outputs["backward runs"]
 
 
-def test_public_self_check_is_fast(grade):
-    start = time.perf_counter()
+def test_public_self_check_passes_the_solution(grade):
+    """(How fast it is belongs to benchmarks/notebooks.py, not to a test.)"""
     result = grade(ID, solution_code(ID), public_only=True)
-    assert time.perf_counter() - start < 1.0
     assert result.score == result.max_score
 
 

@@ -1,4 +1,83 @@
 """The words of what a teacher reads after grading: the class report, the LMS gradebooks."""
 
 TEMPLATES: dict[str, str] = {
+    # `autograder report`: what it wrote (reports/cli.py)
+    "reports: wrote overview": "class overview: {path} (students sorted by name, score and status beside it)",
+    "reports: wrote pages": "a page per student: {students}/; per submission: {submissions}/",
+    "reports: wrote spreadsheet gradebook": "gradebook for a spreadsheet: {path}",
+    "reports: wrote lms gradebook": "gradebook to import into the LMS: {path}",
+    "reports: wrote student folders": "to hand out, a folder per student with only their own page: {path}/",
+    # its warnings and errors (reports/html.py)
+    "reports: nothing graded": "no */results.json under {folder}{skipped}: grade first with "
+                               "`autograder grade ... --out {folder}`",
+    "reports: nothing graded skipped": " ({count} skipped: {first})",
+    "reports: not a graded folder": "{folder} is not a folder: give the --out folder of `autograder grade`",
+    "reports: results not read": "{folder}/results.json: not read ({why}); regrade that submission",
+    "reports: results not the grader's": (
+        "{folder}/results.json: not a results.json written by `autograder grade` ({why})"),
+    "reports: skipped": "skipped {line}",
+    "reports: lms note": "{file}: {note}",
+    "reports: not on the roster": "{file}: {count} student(s) not on the roster, left out: {students}",
+    "reports: several roster students": "{file}: {student} matches several roster students ({names}), left out",
+    "reports: undecided": "{count} file(s) of no exercise the grader could tell, left out of the gradebooks and "
+                          "the students' pages (under Needs attention in {index}): {submissions}",
+    "reports: grader errors": "{count} grader error(s): no score, and no total for those students ({where}); "
+                              "regrade them: {submissions}",
+    "reports: grader errors where": "grader_error in gradebook_lms.csv",
+    "reports: grader errors where lms": "grader_error in gradebook_lms.csv, '-' in {file}",
+    # the LMS's import file, column by column (reports/gradebook.py)
+    "reports: new column canvas": "{exercise}: no column of the roster matches it; `{column}` is a new assignment "
+                                  "in Canvas",
+    "reports: new column moodle": "{exercise}: no column of the roster matches it; `{column}` is a new column: map "
+                                  "it to a grade item",
+    "reports: several columns": "{exercise}: several roster columns match it ({columns}); using {column}",
+    "reports: points scaled": "{exercise}: `{column}` is worth {lms_points} points in Canvas and {points} here: "
+                              "scores are scaled to Canvas's points",
+    # a roster (reports/roster.py)
+    "reports: roster unreadable": "cannot read the roster {path}: {error}",
+    "reports: roster empty": "the roster {path} is empty",
+    "reports: roster unknown": "{path} is neither a Canvas gradebook export (columns Student, ID, SIS User ID, SIS "
+                               "Login ID, Section, then assignments) nor a Moodle grades export (First name, Last "
+                               "name, ID number, Email address, then grade items); its columns are: {columns}",
+    "reports: not on the roster label": "not on the roster",
+    # who needs attention, and why (reports/analysis.py)
+    "reports: attention tampering": "Flagged as tampering",
+    "reports: attention tampering why": "a check failed because the code changed the grader or torch, or the "
+                                        "process sent a report of its own",
+    "reports: attention crashed": "Crashed",
+    "reports: attention crashed why": "the process died or exited before reporting",
+    "reports: attention timed out": "Timed out",
+    "reports: attention timed out why": "stopped when its time was up",
+    "reports: attention malformed": "Unreadable (malformed)",
+    "reports: attention malformed why": "invalid notebook, no answer cells, empty, a syntax error",
+    "reports: attention not attempted": "Not attempted",
+    "reports: attention not attempted why": "handed in the exercise untouched",
+    "reports: attention same check": "Failing the same check everywhere",
+    "reports: attention same check why": "the same check failed in every exercise they ran that has it (two or more)",
+    "reports: attention undecided": "Of no exercise the grader could tell",
+    "reports: attention undecided why": "graded nowhere: regrade each with --exercise ID, or ask the student for "
+                                        "the exercise's notebook",
+    "reports: attention failed by all": "Failed by every submission that ran",
+    "reports: attention failed by all why": "the exercise, its hints or the check may need a look",
+    # what each status means, in the pages' legend (reports/pages.py)
+    "reports: meaning passed": "full marks.",
+    "reports: meaning failed": "the code ran; some checks failed.",
+    "reports: meaning not attempted": "the answer still raises NotImplementedError.",
+    "reports: meaning timed out": "stopped when its time was up.",
+    "reports: meaning crashed": "the process died or exited before reporting, or sent a report that did not come "
+                                "from the grader's harness.",
+    "reports: meaning malformed": "could not be read: invalid notebook, no answer cells, empty, a syntax error, not "
+                                  "a file.",
+    "reports: meaning grader error": "the grader itself failed: not the student's fault, no score yet; regrade.",
+    "reports: meaning missing": "nothing handed in for the exercise.",
+    # the pages (reports/pages.py)
+    "reports: grader error for the student": "Internal grading error: not your fault, and your teacher has been "
+                                             "told. No score was given yet.",
+    "reports: order by name": "by name",
+    "reports: order by score": "by score, highest first",
+    "reports: order by status": "by status, worst first",
+    "reports: worst status group": "Worst status: {status} ({count} student{plural})",
+    # the plots (reports/plots.py)
+    "reports: plot no failed checks": "(no failed checks)",
+    "reports: plot failing the check": "submissions failing the check",
 }

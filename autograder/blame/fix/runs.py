@@ -1,0 +1,119 @@
+"""One run of the user's program for `autograder blame --fix`: a fresh interpreter (gradients.py), in a scratch folder.
+
+The run reads the script and the rewritten files from text handed to it (scratch.py), never from the user's
+files, and its working folder is a new scratch folder that shows the user's one and keeps every write Python
+makes. Its standard input is /dev/null (a script that waits for input fails at once instead of waiting for
+the time limit); its output goes to a file, not a pipe, so a background child that keeps the output open
+does not keep --fix waiting: once the run's own process exits, everything it started is stopped, as it is
+when the time limit passes or --fix itself is stopped (the run has a process group of its own).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ...feedback.wording import say
+from .transaction import signals_held
+
+RUN_TIMEOUT = 600
+"""Seconds for each run (`--timeout`)."""
+
+OUTPUT_TAIL = 2000
+"""Bytes of a failed run's output kept to say why."""
+
+
+@dataclass(frozen=True)
+class Program:
+    """What a run executes: the script (its absolute path), its arguments, the texts that stand for files (the
+    script as it was when --fix started, and the rewritten files), and the working folder it is shown."""
+
+    script: str
+    args: tuple[str, ...]
+    folder: str
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def rewritten(self, texts: dict[str, str]) -> Program:
+        return Program(self.script, self.args, self.folder, {**self.sources, **texts})
+
+
+def record(program: Program, mode: str, float64: bool, timeout: float = RUN_TIMEOUT,
+           out_of_place: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Runs the program once under gradients.py and returns its recording."""
+    base: Path | None = None
+    child: subprocess.Popen | None = None
+    try:
+        with signals_held():  # a signal lands while the run runs, never half way through starting or cleaning up
+            base = Path(tempfile.mkdtemp(prefix="autograder-blame-"))
+            out, log, command, env = _prepare(base, program, mode, float64, out_of_place)
+            child = _start(command, base / "work", env, log)
+        try:
+            status: int | None = child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            status = None
+        if status is None:
+            return failed(say("blame: run too long", seconds=timeout), float64)
+        if not out.exists() or out.stat().st_size == 0:
+            return failed(say("blame: run crashed", status=status, output=_tail(log)), float64)
+        return torch.load(out, weights_only=True)
+    finally:
+        with signals_held():  # the run, what it left in the background, and its folders: all gone
+            if child is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+            if base is not None:
+                shutil.rmtree(base, ignore_errors=True)
+
+
+def _prepare(base: Path, program: Program, mode: str, float64: bool,
+             out_of_place: tuple[str, ...]) -> tuple[Path, Path, list[str], dict[str, str]]:
+    """The run's folders (its working folder, its temporary folder, the texts it runs) and its command."""
+    work, scratch_tmp, texts = base / "work", base / "tmp", base / "sources"
+    for folder in (work, scratch_tmp, texts):
+        folder.mkdir()
+    out = base / "recording.pt"
+    command = [sys.executable, "-m", "autograder.blame.fix.gradients", "--mode", mode, "--out", str(out),
+               "--show", program.folder, *(["--float64"] if float64 else [])]
+    for site in out_of_place:
+        command += ["--out-of-place", site]
+    for n, (path, text) in enumerate(sorted(program.sources.items())):
+        (texts / f"{n}.py").write_text(text, encoding="utf-8")
+        command += ["--source", f"{path}={texts / f'{n}.py'}"]
+    command += [program.script, *program.args]
+    env = dict(os.environ, TMPDIR=str(scratch_tmp), PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])))
+    return out, base / "output.txt", command, env
+
+
+def _start(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> subprocess.Popen:
+    with open(log, "wb") as output:
+        return subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=output,
+                                start_new_session=True)
+
+
+def _tail(log: Path) -> str:
+    with open(log, "rb") as f:
+        f.seek(max(0, log.stat().st_size - OUTPUT_TAIL))
+        return f.read().decode("utf-8", "replace").strip()[-300:]
+
+
+def failed(why: str, float64: bool) -> dict[str, Any]:
+    """The recording of a run that did not finish."""
+    return {"status": 1, "count": 0, "roots": [], "backwards": [], "reached": [], "steps": [], "step_counts": [],
+            "shapes": [], "final": [], "float64": float64, "out_of_place_calls": None,
+            "error": {"type": "RunFailed", "message": why, "inplace": False, "report": None}}
+
+
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parents[3])  # the folder that holds autograder/

@@ -1,0 +1,1 @@
+"""locator: see ARCHITECTURE.md."""

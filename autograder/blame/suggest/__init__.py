@@ -1,0 +1,1 @@
+"""suggest: see ARCHITECTURE.md."""

@@ -1,0 +1,1 @@
+"""intake: see ARCHITECTURE.md."""

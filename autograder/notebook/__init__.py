@@ -1,0 +1,1 @@
+"""notebook: see ARCHITECTURE.md."""
