@@ -19,6 +19,13 @@ side in the same run: a "marker" participant changes its seat label at random mo
 answer to that change, how long until (a) a client polling every 2 s (the page before its long poll),
 (b) a long-poll client, and (c) the real page in headless Chromium (the helpers' view, seen by a
 MutationObserver) show it. Only loopback addresses are used; every loop is bounded in count and time.
+
+`--restart-at F` stops the server (SIGINT, as Ctrl-C) at that fraction of the run and starts it again on the
+same port and state file, as a host would. Each simulated participant then behaves as the client's sender
+does (sender.py): its reports go out in order, each with an id, and one that gets no answer (or 429, 5xx)
+stays at the head of its queue and is sent again until the server answers. The closing lines count the
+reports lost (made, minus those in the state file, each id once) and set the room's final counts (passed
+and failing per exercise, as the server shows them) against the truth (what the generator made).
 """
 
 from __future__ import annotations
@@ -67,12 +74,12 @@ def proc_memory(pid: int) -> dict[str, int]:
     return {k: int(re.search(rf"{k}:\s+(\d+)", text).group(1)) // 1024 for k in ("VmRSS", "VmHWM")}
 
 
-def start_server(args, tmp: Path) -> tuple[subprocess.Popen, int, str, str]:
+def start_server(args, tmp: Path, port: int = 0, name: str = "server") -> tuple[subprocess.Popen, int, str, str]:
     command = [sys.executable, "-m", "autograder", "workshop"] if args.entry == "cli" else \
         [sys.executable, "-m", "autograder.workshop"]
-    command += ["serve", "--host", "127.0.0.1", "--port", "0", "--no-qr", "--state", str(tmp / "room.sqlite"),
+    command += ["serve", "--host", "127.0.0.1", "--port", str(port), "--no-qr", "--state", str(tmp / "room.sqlite"),
                 "--max-participants", str(args.participants + 10), "--participant-rate", str(0.5 * args.speed)]
-    out = tmp / "server.log"
+    out = tmp / f"{name}.log"
     process = subprocess.Popen(command, stdout=out.open("w"), stderr=subprocess.STDOUT, cwd=ROOT,
                                env={**os.environ, "TMPDIR": str(tmp)})
     deadline = time.monotonic() + 60
@@ -104,6 +111,9 @@ async def http(port: int, method: str, path: str, body: bytes = b"", headers: di
 
 
 JSON = {"Content-Type": "application/json"}
+RETRY_S = 0.5
+"""Wall seconds between two tries of a report the server did not receive (the client's RETRY, 2 s, scaled
+down: the simulated room runs faster than a real one)."""
 
 
 class Participant:
@@ -114,6 +124,9 @@ class Participant:
         self.stuck = rng.random() < 0.1  # never passes their current exercise
         self.attempts = 0
         self.name = self.secret = None
+        self.queue: list[bytes] = []  # made, not yet received: sent in order, the head again until it arrives
+        self.made: list[dict] = []
+        self.refused = 0
 
     async def join(self, port: int, code: str) -> None:
         status, raw = await http(port, "POST", f"/{code}/join", json.dumps({"v": 2, "seat": self.seat}).encode(),
@@ -136,6 +149,8 @@ class Participant:
             data["line"] = LINES[EXERCISES.index(e) % len(LINES)]
         if passed:
             self.exercise, self.attempts = self.exercise + 1, 0
+        data["id"] = f"{self.seat}-{len(self.made):06d}"
+        self.made.append(data)
         return json.dumps(data).encode()
 
 
@@ -167,7 +182,7 @@ if (m && !(m[1] in window.__seen)) window.__seen[m[1]] = now; }
     return None
 
 
-async def run(args, port: int, token: str, code: str) -> dict:
+async def run(args, port: int, token: str, code: str, restart=None) -> dict:
     rng = random.Random(args.seed)
     people = [Participant(i, rng) for i in range(args.participants)]
     for i in range(0, len(people), 50):
@@ -188,15 +203,30 @@ async def run(args, port: int, token: str, code: str) -> dict:
     wall = args.minutes * 60 / args.speed
     auth = {"Authorization": f"Bearer {token}"}
 
+    retries = [0]
+
     async def post(p: Participant) -> None:
-        async with limit:
-            t0 = time.perf_counter()
-            try:
-                status, _ = await http(port, "POST", f"/{code}/report", p.report(), JSON, p.source)
-            except (OSError, asyncio.TimeoutError):
-                status = 0
-            post_ms.append((time.perf_counter() - t0) * 1000)
-            statuses[status] = statuses.get(status, 0) + 1
+        """As the client's sender: the report joins the participant's queue; the queue is sent in order, its
+        head again (every RETRY_S) until the server answers."""
+        p.queue.append(p.report())
+        if len(p.queue) > 1:
+            return  # the one flushing the queue sends it
+        while p.queue:
+            async with limit:
+                t0 = time.perf_counter()
+                try:
+                    status, _ = await http(port, "POST", f"/{code}/report", p.queue[0], JSON, p.source)
+                except (OSError, asyncio.TimeoutError, ValueError, IndexError):
+                    status = 0
+                post_ms.append((time.perf_counter() - t0) * 1000)
+                statuses[status] = statuses.get(status, 0) + 1
+            if status in (0, 408, 429) or status >= 500:
+                retries[0] += 1
+                await asyncio.sleep(RETRY_S)
+                continue
+            if status != 200:
+                p.refused += 1
+            p.queue.pop(0)
 
     answers = [0]
 
@@ -204,9 +234,17 @@ async def run(args, port: int, token: str, code: str) -> dict:
         """As the page does: ask with the version drawn; the answer comes when the room has changed."""
         version = ""
         while time.monotonic() - start < wall:
-            status, raw = await http(port, "GET", f"/api/state?view={view}{version}", headers=auth, source=source,
-                                     timeout=40)
-            assert status == 200, status
+            try:
+                status, raw = await http(port, "GET", f"/api/state?view={view}{version}", headers=auth,
+                                         source=source, timeout=40)
+            except (OSError, asyncio.TimeoutError, ValueError, IndexError):  # the server restarting
+                version = ""
+                await asyncio.sleep(0.2)
+                continue
+            if status != 200:  # a server stopping
+                version = ""
+                await asyncio.sleep(0.2)
+                continue
             answers[0] += 1
             version = f"&since={json.loads(raw)['version']}"
 
@@ -214,8 +252,14 @@ async def run(args, port: int, token: str, code: str) -> dict:
         """The heaviest view asked for outright every 2 s of wall time: how long the server takes to answer."""
         while time.monotonic() - start < wall:
             t0 = time.perf_counter()
-            status, _ = await http(port, "GET", "/api/state?view=controls", headers=auth, source="127.0.0.6")
-            assert status == 200, status
+            try:
+                status, _ = await http(port, "GET", "/api/state?view=controls", headers=auth, source="127.0.0.6")
+            except (OSError, asyncio.TimeoutError, ValueError, IndexError):
+                await asyncio.sleep(0.2)
+                continue
+            if status != 200:
+                await asyncio.sleep(0.2)
+                continue
             poll_ms.append((time.perf_counter() - t0) * 1000)
             await asyncio.sleep(max(0.0, 2.0 - (time.perf_counter() - t0)))
 
@@ -228,9 +272,12 @@ async def run(args, port: int, token: str, code: str) -> dict:
         n = 0
         while time.monotonic() - start < wall - 3:
             n += 1
-            status, _ = await http(port, "POST", f"/{code}/join", json.dumps(
-                {"v": 2, "seat": f"m{n}", "pseudonym": marker.name, "secret": marker.secret}).encode(), JSON,
-                marker.source)
+            try:
+                status, _ = await http(port, "POST", f"/{code}/join", json.dumps(
+                    {"v": 2, "seat": f"m{n}", "pseudonym": marker.name, "secret": marker.secret}).encode(), JSON,
+                    marker.source)
+            except (OSError, asyncio.TimeoutError, ValueError, IndexError):
+                status = 0
             if status == 200:
                 acked[n] = time.time()
             await asyncio.sleep(rng.uniform(1, 3))
@@ -246,15 +293,26 @@ async def run(args, port: int, token: str, code: str) -> dict:
         """The page before its long poll: the helpers' view every 2 s of wall time."""
         while time.monotonic() - start < wall:
             t0 = time.monotonic()
-            _, raw = await http(port, "GET", "/api/state?view=helper", headers=auth, source="127.0.0.8")
-            polled.setdefault(marker_seat(raw), time.time())
+            try:
+                _, raw = await http(port, "GET", "/api/state?view=helper", headers=auth, source="127.0.0.8")
+                polled.setdefault(marker_seat(raw), time.time())
+            except (OSError, asyncio.TimeoutError, ValueError, IndexError, KeyError):
+                pass
             await asyncio.sleep(max(0.0, 2.0 - (time.monotonic() - t0)))
 
     async def long_poll_client() -> None:
         version = ""
         while time.monotonic() - start < wall:
-            _, raw = await http(port, "GET", f"/api/state?view=helper{version}", headers=auth, source="127.0.0.7",
-                                timeout=40)
+            try:
+                _, raw = await http(port, "GET", f"/api/state?view=helper{version}", headers=auth,
+                                    source="127.0.0.7", timeout=40)
+            except (OSError, asyncio.TimeoutError, ValueError, IndexError):
+                version = ""
+                await asyncio.sleep(0.2)
+                continue
+            if not raw.startswith(b"{"):
+                version = ""
+                continue
             waited.setdefault(marker_seat(raw), time.time())
             version = f"&since={json.loads(raw)['version']}"
 
@@ -279,10 +337,28 @@ async def run(args, port: int, token: str, code: str) -> dict:
         except asyncio.TimeoutError:
             pass
 
+    outage = [0.0]
+
+    async def restarting() -> None:
+        if restart is None:
+            return
+        await asyncio.sleep(wall * args.restart_at)
+        outage[0] = await asyncio.to_thread(restart)
+
+    async def drained() -> float:
+        """Until every participant's queue is empty (bounded): when the last kept report arrived."""
+        deadline = time.monotonic() + 120
+        while any(p.queue for p in people) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        return time.monotonic() - start
+
     await asyncio.gather(schedule(), marker_changes(), bounded(polling_client()), bounded(long_poll_client()),
-                         bounded(state_timing()),
+                         bounded(state_timing()), restarting(),
                          *(bounded(dashboard("controls", f"127.0.0.{10 + i}")) for i in range(3)))
+    drained_at = await drained()
     await asyncio.sleep(1.0)
+    _, raw = await http(port, "GET", "/api/state?view=helper", headers=auth, source="127.0.0.6")
+    final = json.loads(raw)
     stop.set()
     browser_note = await browser if browser else "--no-browser"
 
@@ -302,7 +378,20 @@ async def run(args, port: int, token: str, code: str) -> dict:
     return {"reports": len(events), "statuses": statuses, "wall_s": time.monotonic() - lag_start,
             "post_ms": post_ms, "lag_s": lag_s, "poll_ms": poll_ms, "polls": answers[0],
             "update_polling_s": latencies(polled), "update_long_poll_s": latencies(waited),
-            "update_browser_s": latencies(seen_in_browser), "browser": browser_note}
+            "update_browser_s": latencies(seen_in_browser), "browser": browser_note, "people": people,
+            "final": final, "outage_s": outage[0], "retries": retries[0], "drained_at_s": drained_at}
+
+
+def truth(people: list[Participant]) -> dict[str, dict[str, int]]:
+    """What the room should show per exercise: who passed, who failed and has not passed, from what was made."""
+    out = {e: {"passed": 0, "failing": 0} for e in EXERCISES}
+    for p in people:
+        tried: dict[str, bool] = {}
+        for data in p.made:
+            tried[data["exercise"]] = tried.get(data["exercise"], False) or data["status"] == "passed"
+        for exercise, passed in tried.items():
+            out[exercise]["passed" if passed else "failing"] += 1
+    return out
 
 
 def pct(values: list[float], q: float) -> float:
@@ -320,12 +409,27 @@ def main() -> None:
     p.add_argument("--no-browser", dest="browser", action="store_false",
                    help="skip the real page in headless Chromium (its latency column stays empty)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--restart-at", type=float, metavar="F",
+                   help="stop the server (SIGINT) at this fraction of the run and start it again (same port, state)")
     p.add_argument("--json", type=Path, help="also write the numbers here")
     args = p.parse_args()
     if args.participants > 250:
         raise SystemExit("at most 250 participants (one loopback address each)")
     with tempfile.TemporaryDirectory() as tmp:
         process, port, token, code = start_server(args, Path(tmp))
+        cpu_before = [0.0]  # of the servers stopped by a restart
+
+        def restart() -> float:
+            """Ctrl-C, then the same command again: seconds without a server."""
+            nonlocal process
+            t0 = time.monotonic()
+            cpu_before[0] += proc_cpu(process.pid)
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=60)
+            process, _, _, _ = start_server(args, Path(tmp), port, "restarted")
+            os.sched_setaffinity(process.pid, {0})
+            return time.monotonic() - t0
+
         try:
             os.sched_setaffinity(process.pid, {0})
             os.sched_setaffinity(0, {1} if os.cpu_count() and os.cpu_count() > 1 else {0})
@@ -342,16 +446,20 @@ def main() -> None:
             async def both():
                 sampler = asyncio.create_task(sample())
                 try:
-                    return await run(args, port, token, code)
+                    return await run(args, port, token, code, restart if args.restart_at is not None else None)
                 finally:
                     sampler.cancel()
 
             result = asyncio.run(both())
-            cpu, wall = proc_cpu(process.pid) - cpu0, time.monotonic() - t0
+            cpu, wall = proc_cpu(process.pid) + cpu_before[0] - cpu0, time.monotonic() - t0
             memory = proc_memory(process.pid)
         finally:
             process.send_signal(signal.SIGINT)
             process.wait(timeout=30)
+        import sqlite3
+
+        with sqlite3.connect(Path(tmp) / "room.sqlite") as db:
+            stored = [rid for (rid,) in db.execute("SELECT rid FROM reports")]
     numbers = {
         "participants": args.participants, "simulated_minutes": args.minutes, "speed": args.speed,
         "entry": args.entry, "reports": result["reports"], "statuses": result["statuses"],
@@ -374,6 +482,20 @@ def main() -> None:
     if numbers["update_polling_s_p50"] and numbers["update_long_poll_s_p50"]:
         numbers["update_p50_polling_over_long_poll"] = round(
             numbers["update_polling_s_p50"] / max(numbers["update_long_poll_s_p50"], 1e-3), 1)
+    made = [data["id"] for person in result["people"] for data in person.made]
+    numbers["restart_at"] = args.restart_at
+    numbers["outage_s"] = round(result["outage_s"], 2)
+    numbers["reports_made"] = len(made)
+    numbers["reports_lost"] = len(set(made) - set(stored))
+    numbers["reports_counted_twice"] = len(stored) - len(set(stored))
+    numbers["reports_refused"] = sum(person.refused for person in result["people"])
+    numbers["posts_sent_again"] = result["retries"]
+    numbers["last_kept_report_arrived_s"] = round(result["drained_at_s"], 1)
+    shown = {g["exercise"]: {"passed": g["passed"], "failing": g["failing"]} for g in result["final"]["grid"]}
+    expected = truth(result["people"])
+    numbers["final_counts_shown"] = shown
+    numbers["final_counts_truth"] = expected
+    numbers["final_counts_equal"] = shown == expected
     for key, value in numbers.items():
         print(f"{key:32} {value}")
     if args.json:

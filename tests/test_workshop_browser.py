@@ -18,7 +18,7 @@ import pytest
 
 from tests.browser import CHROMIUM, open_browser
 from tests.conftest import ROOT
-from tests.test_workshop import workshop_server
+from tests.test_workshop import COURSE, workshop_server
 
 SCRIPT_SEAT = "<script>window.__pwned=1</script>"
 SCREENSHOT = ROOT / "book" / "_static" / "workshop_dashboard.png"
@@ -80,7 +80,9 @@ def test_the_projector_the_controls_and_a_phone(tmp_path):
 
             # the projector, at 720p: join panel, stuck and misconceptions above the fold
             assert page.text_content("#join-code") == server.code
-            assert page.text_content("#join-urls") == f"http://127.0.0.1:{server.port}/{server.code}"
+            # the whole line to type, not only the URL
+            line = f'check.join("http://127.0.0.1:{server.port}/{server.code}", seat="")'
+            assert page.text_content("#join-urls") == line
             assert page.evaluate("!document.getElementById('qr').hidden")
             for box in ("#join", "#stuck-box", "#misconceptions-box"):
                 assert in_view(page, box, 720), box
@@ -130,3 +132,29 @@ def test_the_projector_the_controls_and_a_phone(tmp_path):
             assert phone.is_hidden("a[data-view=controls]")  # a helper cannot move the spotlight
     assert not problems, problems
     assert SCREENSHOT.exists(), "the book's screenshot: run once with WORKSHOP_SCREENSHOT=1"
+
+
+def test_the_projector_keeps_its_spotlight_and_the_passes_of_the_gone_across_a_restart(tmp_path):
+    # issue 33: the spotlight survives a restart like the rest of the room; gone never erases a pass
+    from tests.test_workshop import start
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found (apt-get install -y chromium); CI installs it")
+    first = start(tmp_path, "--port", "0", "--gone-minutes", "0.02", "--exercises", "residual_add,rnn_hidden")
+    ada = first.join()
+    assert ada.report(failing=())[0] == 200
+    misconception = next(m for m in COURSE.by_id.values() if m.label == "no_grad around +=")
+    assert first.host("spotlight", {"misconception": misconception.id}) == 204
+    with open_browser() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(f"http://127.0.0.1:{first.port}/dashboard#token={first.host_token}")
+        wait_until(page, "!document.getElementById('spotlight').hidden")
+        first.stop()
+        second = start(tmp_path, "--port", str(first.port), "--gone-minutes", "0.02", state=first.state_file,
+                       name="second")
+        try:
+            wait_until(page, "document.getElementById('participants').textContent.startsWith('0 here')", 30)
+            assert page.text_content("#spotlight-title") == "no_grad around +="
+            assert page.text_content("#grid tbody tr[data-exercise=residual_add] .n-passed") == "1"
+        finally:
+            second.stop()

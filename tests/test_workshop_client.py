@@ -178,3 +178,40 @@ def test_a_failing_client_never_raises_into_check(fresh_client, broken_namespace
     new_kernel()
     assert checked("residual_add", broken_namespace).status == "failed"
     assert "(Not reporting to the workshop: Cannot reach" in capsys.readouterr().out
+
+
+def test_checks_made_while_the_server_restarts_arrive_in_order_once_and_each_line_says_so(
+        fresh_client, broken_namespace, tmp_path, monkeypatch, capsys):
+    # issue 33: nothing a participant does is lost (sender.py keeps what was not received and sends it again)
+    from autograder.workshop import sender
+    from tests.test_workshop import start
+
+    monkeypatch.setattr(sender, "RETRY", 0.3)
+    first = start(tmp_path, "--port", "0", "--stuck-attempts", "2", "--stuck-minutes", "0")
+    check.join(first.url, seat="D4")
+    name = client._session.pseudonym
+    checked("residual_add", broken_namespace)
+    first.stop()
+    checked("residual_add", broken_namespace)
+    namespace: dict = {}
+    exec(solution_code("leaf_sgd"), namespace)
+    checked("leaf_sgd", namespace)
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("Workshop:")]
+    assert lines[0] == f"Workshop: report received ({name})."
+    assert all(line.startswith("Workshop: report NOT received yet") and "kept on this computer" in line
+               for line in lines[1:]) and len(lines) == 3
+    second = start(tmp_path, "--port", str(first.port), "--stuck-attempts", "2", "--stuck-minutes", "0",
+                   state=first.state_file, name="second")
+    try:
+        assert client._sender.drained(10)
+        checked("residual_add", broken_namespace)
+        line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("Workshop:")][-1]
+        assert line == (f"Workshop: report received ({name}), after the 2 kept while the server did not answer, "
+                        "in order.")
+        _, data = second.state("helper")
+    finally:
+        second.stop()
+    (person,) = data["people"]
+    assert person["cells"] == {"residual_add": "failing", "leaf_sgd": "passed"}
+    assert [(p["seat"], p["failures"]) for p in data["stuck_people"]] == [("D4", 3)]

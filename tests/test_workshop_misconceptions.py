@@ -47,3 +47,33 @@ def test_a_claim_that_no_longer_holds_stops_the_generator(monkeypatch):
     monkeypatch.setattr(misconceptions, "EXPLANATIONS", (broken,))
     with pytest.raises(RuntimeError, match="no longer holds"):
         misconceptions.build()
+
+
+def test_labels_fit_two_projector_lines_and_never_merge_the_starter():
+    from autograder.workshop.course import load
+
+    course = load()
+    for m in course.by_id.values():
+        assert "starter" not in m.label, m.label
+        assert len(m.label) <= 130, m.label  # at most MAX_NAMES names, then how many more
+        assert len(m.explanation) <= 200 and "(" not in m.explanation.replace("`torch.no_grad()`", ""), m.explanation
+    (c,) = [m for m in course.by_id.values() if m.label == "detaches h but not c"]
+    assert "c still carries the last chunk's graph" in c.explanation and "detach()` shares" not in c.explanation
+
+
+def test_a_label_written_for_its_answer_reaches_the_projector(tmp_path):
+    from autograder.workshop.course import load
+    from tests.test_workshop import workshop_server
+
+    course = load()
+    (key,) = [k for (e, k), m in course.table.items() if m.label == "detaches h but not c"]
+    c = course.table["rnn_hidden", key]
+    failing, error, op, grad_mode = json.loads(key)
+    with workshop_server(tmp_path, "--exercises", "rnn_hidden") as server:
+        ada = server.join()
+        checks = [{"name": n, "passed": n not in failing} for n in sorted(course.checks["rnn_hidden"])]
+        assert ada.report(exercise="rnn_hidden", checks=checks, error=error, op=op, grad_mode=grad_mode)[0] == 200
+        assert server.host("spotlight", {"misconception": c.id}) == 204
+        _, data = server.state()
+    assert [(m["label"], m["participants"]) for m in data["misconceptions"]] == [("detaches h but not c", 1)]
+    assert data["spotlight"]["explanation"] == c.explanation

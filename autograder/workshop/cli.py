@@ -190,6 +190,11 @@ async def _serve(args: argparse.Namespace) -> int:
         await stop.wait()
     finally:
         server.stop()
+        try:  # the requests in flight finish before the store closes (a long poll is not waited for)
+            await asyncio.wait_for(server.close_all_connections(), 1.0)
+        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - a stop goes on whatever a connection does
+            pass
+        workshop.save()
         if export is not None:
             from .export import export as write_export
 

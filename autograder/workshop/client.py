@@ -187,26 +187,17 @@ def payload(result: Any, run_report: Any, session: Session | None) -> dict:
 
 
 def _send(data: dict) -> None:
-    """Queues one report and prints in one line whether it arrived (waiting at most WAIT seconds)."""
+    """Queues one report and prints in one line what became of it (sender.py words it, waiting at most WAIT s)."""
     global _sender
     session = _session
     assert session is not None  # called once joined
     if _sender is None:
         _sender = Sender()
-    down, earlier = _sender.down_since, _sender.pending
-    delivery = _sender.send(f"{session.url}/report", data, session.headers())
-    if down is None and not earlier:
-        delivery.done.wait(WAIT)
-    if delivery.done.is_set() and delivery.ok:
-        print(say("notebook: workshop received", pseudonym=session.pseudonym))
-        _hints.extend(h for h in delivery.answer.get("hints", []) if isinstance(h, str))
-    elif delivery.done.is_set():
-        print(say("notebook: workshop not received", why=delivery.why))
-    elif down is not None or earlier:
-        print(say("notebook: workshop not received yet",
-                  why=say("notebook: workshop why", why=_sender.why) if down is not None else ""))
-    else:
-        print(say("notebook: workshop not confirmed", seconds=WAIT))
+    # --- issue 33 (the live branch): undelivered reports are kept and sent again; Sender.report says how it went
+    line, hints = _sender.report(f"{session.url}/report", data, session.headers(), session.pseudonym, WAIT)
+    print(line)
+    _hints.extend(hints)
+    # --- end of issue 33's lines
     while _hints:
         print(say("notebook: workshop hint", hint=_hints.pop(0)))
 

@@ -8,6 +8,7 @@ when complete: an export never overwrites another, and a half-written one is nev
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import tempfile
@@ -42,8 +43,11 @@ def _write(path: Path, header: list[str], rows: list) -> Path:
 
 
 def export(store: Store, course: Course, code: str, now: float, thresholds: Thresholds, folder: Path) -> Path:
-    """Writes the aggregates into a new folder under `folder`; returns it."""
-    view = state(store, course, now, thresholds)
+    """Writes the aggregates into a new folder under `folder`; returns it. It counts everyone who joined,
+    gone or not (an export is taken when the notebooks have been closed), and measures minutes to pass from
+    when the host started each exercise (kept in the room) or the participant's join."""
+    starts = _starts(store)
+    view = state(store, course, now, thresholds, room={"starts": starts}, whole_session=True)
     runs = {e: (n, failed) for e, n, failed in store.attempt_counts()}
     grid = [[g["exercise"], view["participants"], g["not_started"], g["failing"], g["passed"],
              "" if g["median_minutes"] is None else g["median_minutes"], *runs.get(g["exercise"], (0, 0))]
@@ -72,6 +76,14 @@ def export(store: Store, course: Course, code: str, now: float, thresholds: Thre
         raise OSError(say("workshop: no free export name", folder=folder))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _starts(store: Store) -> dict[str, float]:
+    try:
+        found = json.loads(store.meta().get("starts") or "{}")
+    except ValueError:
+        return {}
+    return {k: v for k, v in found.items() if isinstance(v, int | float)} if isinstance(found, dict) else {}
 
 
 def grid_png(grid: list[dict], participants: int, path: Path) -> Path:

@@ -5,7 +5,8 @@
   (up to 25 s) until the room has changed since that version: the page asks again at once, so an attempt
   shows within about NOTIFY_EVERY seconds (a long poll: the token travels in a header, which EventSource
   cannot send);
-- `POST api/spotlight` (a shared line, a misconception, or nothing), `api/hint`, `api/limits`: the host only.
+- `POST api/spotlight` (a shared line, a misconception, or nothing), `api/hint`, `api/limits`, `api/start`
+  (an exercise starts now): the host only.
 
 Rights: a bearer token (the host's, from this machine only: a loopback address and no forwarding header;
 or a helper's, read-only), or on a hub, membership of the hosts' group. Every POST also needs a header
@@ -49,7 +50,7 @@ class HostBase(Base):
         if self.ws.hub is not None:
             if self.ws.hub.is_host(self):
                 return "host"
-            raise web.HTTPError(403)
+            raise web.HTTPError(403, reason=say("workshop: not in the hosts' group"))
         given = self.request.headers.get("Authorization", "")
         token = given[7:].encode() if given.startswith("Bearer ") else b""
         if token and hmac.compare_digest(token, self.ws.config.host_token.encode()):
@@ -63,7 +64,7 @@ class HostBase(Base):
     def host_post(self) -> dict:
         """The JSON body of a host's POST, after its rights and the anti-forgery header."""
         if self.role() != "host":
-            raise web.HTTPError(403)
+            raise web.HTTPError(403, reason=say("workshop: host only"))
         if self.request.headers.get("X-Workshop") != "1":  # a custom header: no cross-site form can send it
             raise web.HTTPError(400)
         try:
@@ -94,7 +95,7 @@ class StaticHandler(HostBase):
 
     def get(self, name: str) -> None:
         if name not in self.TYPES:
-            raise web.HTTPError(404)
+            raise web.HTTPError(404, reason=say("workshop: no such page"))
         self.set_header("Content-Type", self.TYPES[name])
         self.finish((STATIC / name).read_bytes())
 
@@ -104,7 +105,7 @@ class StateHandler(HostBase):
         role = self.role()
         view = self.get_query_argument("view", "projector")
         if view not in ("projector", "helper", "controls") or (view == "controls" and role != "host"):
-            raise web.HTTPError(403)
+            raise web.HTTPError(403, reason=say("workshop: view refused"))
         ws = self.ws
         since = self.get_query_argument("since", "")
         deadline = time.monotonic() + WAIT
@@ -145,9 +146,23 @@ class SpotlightHandler(HostBase):
             found = (ws.store.line(line_id) if isinstance(line_id, str) and re.fullmatch(r"[0-9a-f]{16}", line_id)
                      else None)
             if found is None:
-                raise web.HTTPError(404)
+                raise web.HTTPError(404, reason=say("workshop: no such line"))
             exercise, op, line = found
             ws.spotlight = {"kind": "line", "exercise": exercise, "op": op, "line": line}
+        ws.save()
+        self.done()
+
+
+class StartHandler(HostBase):
+    """The host starts an exercise now: minutes to pass are measured from here (or from a participant's join,
+    if later)."""
+
+    def post(self) -> None:
+        exercise = self.host_post().get("exercise")
+        if exercise not in self.ws.config.course.exercises:
+            raise web.HTTPError(400, reason=say("workshop: hint exercise unknown"))
+        self.ws.starts[exercise] = time.time()
+        self.ws.save()
         self.done()
 
 
@@ -183,5 +198,6 @@ def routes(p: str, kw: dict, host) -> list:
         (rf"{p}api/spotlight", host(SpotlightHandler), kw),
         (rf"{p}api/hint", host(HintHandler), kw),
         (rf"{p}api/limits", host(LimitsHandler), kw),
+        (rf"{p}api/start", host(StartHandler), kw),
     ]
 

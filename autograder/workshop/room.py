@@ -47,8 +47,9 @@ class Config:
 
 
 class Workshop:
-    """The server's state: the store, the limits, the spotlight (in memory), a hub if any, and the room's
-    version, which dashboards wait on."""
+    """The server's state: the store, the limits, a hub if any, and the room's version, which dashboards wait
+    on. What the host projects (the spotlight), when they started each exercise, and the refusal counts are
+    kept in the store's meta too, so that a restart keeps them like the rest of the room."""
 
     def __init__(self, config: Config, store: Store, hub=None):
         self.config, self.store, self.hub = config, store, hub
@@ -56,9 +57,14 @@ class Workshop:
         self.joins = Buckets(config.join_rate)
         self.pseudonyms = Buckets(config.participant_rate)
         self.max_participants = config.max_participants
-        self.spotlight: dict | None = None
+        kept = store.meta()
+        self.spotlight: dict | None = _loads(kept.get("spotlight"), None)
+        self.starts: dict[str, float] = _loads(kept.get("starts"), {})
         self.accepted = 0
         self.refused = {"invalid": 0, "rate": 0, "full": 0, "secret": 0}
+        self.refused.update({k: v for k, v in _loads(kept.get("refused"), {}).items()
+                             if k in self.refused and isinstance(v, int)})
+        self._save_at: float | None = None
         self.version = 0  # counts changes
         self.published = 0  # the version dashboards were last woken for: each gets at most one answer per wake-up
         self.changes = locks.Condition()
@@ -73,6 +79,19 @@ class Workshop:
             self._notify_at = time.monotonic() + NOTIFY_EVERY
             IOLoop.current().call_later(NOTIFY_EVERY, self._notify)
 
+    def save(self) -> None:
+        """Keeps the spotlight, the exercises' starts and the refusal counts in the state file."""
+        self._save_at = None
+        self.store.set_meta({"spotlight": json.dumps(self.spotlight), "starts": json.dumps(self.starts),
+                             "refused": json.dumps(self.refused)})
+
+    def count_refusal(self, kind: str) -> None:
+        """One more refusal, kept within a second (a flood costs one write a second, not one a request)."""
+        self.refused[kind] += 1
+        if self._save_at is None:
+            self._save_at = time.monotonic()
+            IOLoop.current().call_later(1.0, self.save)
+
     def _notify(self) -> None:
         self._notify_at = None
         self.published = self.version
@@ -81,14 +100,25 @@ class Workshop:
     def room(self) -> dict:
         """What the views add to the store's data."""
         c = self.config
-        return {"version": self.published, "room": c.room, "spotlight": self.spotlight,
+        return {"version": self.published, "room": c.room, "spotlight": self.spotlight, "starts": self.starts,
                 "join": None if self.hub is not None else {"code": c.code, "urls": list(c.join_urls), "qr": list(c.qr)},
                 "helpers": list(c.helper_urls),
                 "limits": {"max_participants": self.max_participants, "refused": dict(self.refused),
                            "connections_refused": getattr(self.connections, "refused_connections", 0)}}
 
 
+def _loads(text: str | None, default):
+    try:
+        found = json.loads(text) if text else default
+    except ValueError:
+        return default
+    return found if isinstance(found, type(default)) or (default is None and isinstance(found, dict)) else default
+
+
 class Base(web.RequestHandler):
+    """Every answer of the server, its errors and unknown paths included: no Server banner, JSON errors with
+    their real reason."""
+
     def initialize(self, workshop: Workshop) -> None:
         self.ws = workshop
 
@@ -105,7 +135,7 @@ class Base(web.RequestHandler):
 
     def prepare(self) -> None:
         if not self.ws.addresses.allow(self.client()):
-            self.ws.refused["rate"] += 1
+            self.ws.count_refusal("rate")
             raise web.HTTPError(429, reason=say("workshop: too many requests"))
 
     def write_error(self, status_code: int, **kwargs) -> None:
@@ -118,7 +148,8 @@ class Base(web.RequestHandler):
                                                            exc_info=(typ, value, tb))
 
     def check_code(self, code: str | None) -> None:
-        if self.ws.hub is None and not hmac.compare_digest((code or "").encode(), self.ws.config.code.encode()):
+        """A wrong code is a 404 in words; a code typed in lowercase is the same code."""
+        if self.ws.hub is None and not hmac.compare_digest((code or "").upper().encode(), self.ws.config.code.encode()):
             raise web.HTTPError(404, reason=say("workshop: no such code"))
 
     def json_body(self) -> bytes:
@@ -127,5 +158,13 @@ class Base(web.RequestHandler):
         return self.request.body
 
     def refuse(self, why: str, status: int, kind: str = "invalid"):
-        self.ws.refused[kind] += 1
+        self.ws.count_refusal(kind)
         return web.HTTPError(status, reason=why)
+
+
+class NotFound(Base):
+    """Any path the server does not serve (tornado's default would name itself in a Server header)."""
+
+    def prepare(self) -> None:
+        super().prepare()
+        raise web.HTTPError(404, reason=say("workshop: no such page"))

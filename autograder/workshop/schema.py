@@ -33,6 +33,8 @@ PSEUDONYM = re.compile(r"[a-z]{2,12}-[a-z]{2,12}-[0-9]{2,4}")
 SECRET = re.compile(r"[A-Za-z0-9_-]{20,64}")
 EXERCISE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 CHECK = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.,:()/'+-]{0,59}")
+REPORT_ID = re.compile(r"[A-Za-z0-9_-]{8,32}")
+MAX_AGO = 86400.0  # seconds: how long ago a report kept in a kernel (no answer) may say it was made
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,79}(\.[A-Za-z_][A-Za-z0-9_]{0,79}){0,5}")
 
 
@@ -55,6 +57,8 @@ class Attempt:
     grad_mode: bool | None = None
     line: str | None = None
     feedback: str | None = None
+    id: str | None = None  # drawn by the client: a report sent again (its answer lost) counts once
+    ago: float = 0.0  # seconds between the check and this post (a report kept while the server did not answer)
 
     @property
     def failing(self) -> tuple[str, ...]:
@@ -141,7 +145,7 @@ def _optional_bool(data: dict, key: str) -> bool | None:
 
 
 ATTEMPT_KEYS = {"v", "pseudonym", "secret", "exercise", "status", "checks", "error", "op", "grad_mode", "line",
-               "feedback"}
+               "feedback", "id", "ago"}
 
 
 def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[str]] | None = None) -> Attempt:
@@ -169,6 +173,9 @@ def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[s
     if len({name for name, _ in parsed}) != len(parsed):
         raise SchemaError(say("workshop: checks twice"))
     line = _text(data, "line", MAX_LINE, optional=True)
+    ago = data.get("ago", 0.0)
+    if isinstance(ago, bool) or not isinstance(ago, int | float) or not 0 <= ago <= MAX_AGO:
+        raise SchemaError(say("workshop: ago", limit=int(MAX_AGO)))
     feedback = _text(data, "feedback", MAX_FEEDBACK, optional=True, newlines=True)
     return Attempt(
         pseudonym=_text(data, "pseudonym", 30, PSEUDONYM), exercise=exercise, status=Status(status),
@@ -176,6 +183,7 @@ def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[s
         error=_text(data, "error", 80, DOTTED, optional=True), op=_text(data, "op", 120, DOTTED, optional=True),
         grad_mode=_optional_bool(data, "grad_mode"), line=anonymise_line(line) if line else None,
         feedback=clean_feedback(feedback) if feedback else None,
+        id=_text(data, "id", 32, REPORT_ID, optional=True), ago=float(ago),
     )
 
 

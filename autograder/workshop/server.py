@@ -17,6 +17,7 @@ would name one are silenced) nor stored.
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 import time
@@ -26,16 +27,31 @@ from tornado import web
 
 from ..feedback.wording import say
 from . import host
-from .room import Base, Workshop
+from .room import Base, NotFound, Workshop
 from .schema import SchemaError, parse, parse_event, parse_join
 from .storage import RoomRefused
 
 
 class JoinInfoHandler(Base):
     def get(self, code: str) -> None:
+        """JSON for the client's check.join; for a browser (a phone that scanned the QR code), a page that
+        shows the line to type in the notebook."""
         self.check_code(code)
         c = self.ws.config
+        if "text/html" in self.request.headers.get("Accept", ""):
+            url = c.join_urls[0] if c.join_urls else f"{self.request.protocol}://{self.request.host}/{c.code}"
+            line = f'check.join("{url}", seat="")'
+            self.set_header("Content-Type", "text/html; charset=utf-8")
+            self.finish(JOIN_PAGE.format(title=html.escape(say("workshop: join page title", code=c.code)),
+                                         intro=html.escape(say("workshop: join page intro")),
+                                         line=html.escape(line), seat=html.escape(say("workshop: join page seat"))))
+            return
         self.finish({"workshop": True, "room": c.room, "exercises": list(c.course.exercises)})
+
+
+JOIN_PAGE = ('<!doctype html><html lang="en"><head><meta charset="utf-8">'
+             '<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title></head>'
+             '<body><h1>{title}</h1><p>{intro}</p><pre>{line}</pre><p>{seat}</p></body></html>')
 
 
 class JoinHandler(Base):
@@ -90,10 +106,11 @@ class AttemptHandler(ParticipantHandler):
         found = course.match(attempt.exercise, attempt.failing, error, op, attempt.grad_mode) \
             if attempt.status == "failed" else None
         now = time.time()
-        ws.store.record(pid, replace(attempt, op=op, error=error), now, found.id if found else None)
-        ws.accepted += 1
-        ws.changed()
-        self.finish({"received": True, "hints": ws.store.deliver(pid, attempt.exercise)})
+        counted = ws.store.record(pid, replace(attempt, op=op, error=error), now, found.id if found else None)
+        if counted:  # else an id already counted: a report sent again because its answer was lost
+            ws.accepted += 1
+            ws.changed()
+        self.finish({"received": True, "counted": counted, "hints": ws.store.deliver(pid, attempt.exercise)})
 
 
 class EventHandler(ParticipantHandler):
@@ -124,10 +141,11 @@ def make_app(workshop: Workshop) -> web.Application:
     if hub is not None:
         routes += [(rf"{p}report", AttemptHandler, kw), (rf"{p}event", EventHandler, kw)] + hub.routes(p)
     else:
-        code = r"([A-Z0-9]{4,12})"
+        code = r"([A-Za-z0-9]{4,12})"
         routes += [(rf"{p}{code}/?", JoinInfoHandler, kw), (rf"{p}{code}/join", JoinHandler, kw),
                    (rf"{p}{code}/report", AttemptHandler, kw), (rf"{p}{code}/event", EventHandler, kw)]
     return web.Application(routes, log_function=lambda handler: None, serve_traceback=False,
+                           default_handler_class=NotFound, default_handler_args=kw,
                            cookie_secret=hub.cookie_secret if hub is not None else None)
 
 

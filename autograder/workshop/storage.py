@@ -8,7 +8,8 @@ few hundred rows however long the workshop has run. No address, no host name. `a
 exports and deletes it.
 
 A participant's status on an exercise is "passed" once any check passed (trying things afterwards does
-not undo it), else "failing" after a failed run, else "not started".
+not undo it), else "failing" after a run that did not pass (the untouched starter's too), else "not started". Reports
+carry an id drawn by the client: one sent again counts once.
 """
 
 from __future__ import annotations
@@ -35,16 +36,19 @@ CREATE TABLE IF NOT EXISTS participants (pid INTEGER PRIMARY KEY, pseudonym TEXT
     seat TEXT NOT NULL, joined REAL NOT NULL, last_seen REAL NOT NULL, flag TEXT, flag_t REAL);
 CREATE TABLE IF NOT EXISTS reports (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, exercise TEXT NOT NULL,
     t REAL NOT NULL, status TEXT NOT NULL, failing TEXT NOT NULL, error TEXT, op TEXT, misconception TEXT,
-    line_id TEXT);
+    line_id TEXT, rid TEXT);
 CREATE TABLE IF NOT EXISTS progress (pid INTEGER NOT NULL, exercise TEXT NOT NULL, status TEXT NOT NULL,
     failures INTEGER NOT NULL, first_t REAL NOT NULL, first_failure REAL, last_t REAL NOT NULL, passed_t REAL,
     failing TEXT NOT NULL, error TEXT, op TEXT, misconception TEXT, feedback TEXT, PRIMARY KEY (pid, exercise));
 CREATE TABLE IF NOT EXISTS lines (id TEXT PRIMARY KEY, exercise TEXT NOT NULL, op TEXT, line TEXT NOT NULL,
     reports INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS hints (id INTEGER PRIMARY KEY, t REAL NOT NULL, exercise TEXT, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS joins (pid INTEGER NOT NULL, t REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS delivered (pid INTEGER NOT NULL, hint INTEGER NOT NULL, PRIMARY KEY (pid, hint));
 """
-FAILED = (Status.FAILED, Status.TIMED_OUT, Status.CRASHED)
+INDEXES = "CREATE UNIQUE INDEX IF NOT EXISTS reports_rid ON reports (pid, rid) WHERE rid IS NOT NULL;"
+# A run that did not pass, the untouched starter's included: someone who runs it again and again is stuck.
+FAILED = (Status.FAILED, Status.TIMED_OUT, Status.CRASHED, Status.NOT_ATTEMPTED)
 PEOPLE = "SELECT pid, pseudonym, seat, last_seen, flag, flag_t FROM participants"
 PROGRESS = ("SELECT pid, exercise, status, failures, first_t, first_failure, last_t, passed_t, failing, error, op, "
             "misconception, feedback FROM progress")
@@ -81,10 +85,16 @@ class Store:
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.executescript(SCHEMA)
+        if "rid" not in {row[1] for row in self.db.execute("PRAGMA table_info(reports)")}:  # a room kept by 0.x
+            self.db.execute("ALTER TABLE reports ADD COLUMN rid TEXT")
+        self.db.executescript(INDEXES)
         # What the dashboard reads, mirrored in memory: this process is the only writer, and each write
         # re-reads the rows it changed, so the file stays the truth and a dashboard's state reads no rows.
         self._people: dict[int, tuple] = {r[0]: r[1:] for r in self.db.execute(PEOPLE)}
         self._rows: dict[tuple[int, str], dict] = {}
+        self._joins: dict[int, list[float]] = {}
+        for pid, t in self.db.execute("SELECT pid, t FROM joins ORDER BY t"):
+            self._joins.setdefault(pid, []).append(t)
         for row in self._select(PROGRESS):
             self._rows[row["pid"], row["exercise"]] = row
 
@@ -138,7 +148,13 @@ class Store:
         pid = cursor.lastrowid
         assert pid is not None  # an INSERT that succeeded sets it
         self._changed(pid)
+        self.joined(pid, now)
         return pid
+
+    def joined(self, pid: int, now: float) -> None:
+        """A join (check.join at the top of a notebook): when an exercise started, for this participant."""
+        self.db.execute("INSERT INTO joins (pid, t) VALUES (?, ?)", (pid, now))
+        self._joins.setdefault(pid, []).append(now)
 
     def join(self, seat: str, pseudonym: str | None, secret: str | None, now: float, cap: int,
              gone_minutes: float) -> tuple[str, str | None]:
@@ -149,6 +165,7 @@ class Store:
             self.db.execute("UPDATE participants SET last_seen = ?, seat = CASE WHEN ? = '' THEN seat ELSE ? END "
                             "WHERE pid = ?", (now, seat, seat, pid))
             self._changed(pid)
+            self.joined(pid, now)
             return pseudonym, None
         if self.active(now, gone_minutes) >= cap:
             raise RoomRefused(503, say("workshop: room full", cap=cap))
@@ -179,13 +196,21 @@ class Store:
         self._changed(pid)
 
     # --- attempts ----------------------------------------------------------------------------------------
-    def record(self, pid: int, attempt: Attempt, now: float, misconception: str | None) -> None:
-        """Adds one validated attempt (its op and error already the course's, or None)."""
+    def record(self, pid: int, attempt: Attempt, now: float, misconception: str | None) -> bool:
+        """Adds one validated attempt (its op and error already the course's, or None), made `attempt.ago`
+        seconds ago (never before the participant joined); False, changing nothing, for an id already counted
+        (a report sent again because its answer was lost)."""
         failing = json.dumps(list(attempt.failing))
         failed = attempt.status in FAILED
         line_id = None
         with self.db:
             self.db.execute("BEGIN")
+            if attempt.id is not None and self.db.execute("SELECT 1 FROM reports WHERE pid = ? AND rid = ?",
+                                                          (pid, attempt.id)).fetchone():
+                self.db.execute("UPDATE participants SET last_seen = ? WHERE pid = ?", (now, pid))
+                return False
+            joined = self.db.execute("SELECT joined FROM participants WHERE pid = ?", (pid,)).fetchone()[0]
+            made = max(now - attempt.ago, min(joined, now))
             # a pass takes down a 'stuck' note
             self.db.execute("UPDATE participants SET last_seen = ?, flag = CASE WHEN ? AND flag = 'stuck' THEN NULL "
                             "ELSE flag END WHERE pid = ?", (now, attempt.status == Status.PASSED, pid))
@@ -196,10 +221,10 @@ class Store:
                     "ON CONFLICT (id) DO UPDATE SET reports = reports + 1",
                     (line_id, attempt.exercise, attempt.op, attempt.line))
             self.db.execute(
-                "INSERT INTO reports (pid, exercise, t, status, failing, error, op, misconception, line_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (pid, attempt.exercise, now, attempt.status, failing, attempt.error, attempt.op, misconception,
-                 line_id))
+                "INSERT INTO reports (pid, exercise, t, status, failing, error, op, misconception, line_id, rid) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (pid, attempt.exercise, made, attempt.status, failing, attempt.error, attempt.op, misconception,
+                 line_id, attempt.id))
             self.db.execute(
                 "INSERT INTO progress (pid, exercise, status, failures, first_t, first_failure, last_t, passed_t, "
                 "failing, error, op, misconception, feedback) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?7, ?8, ?9, ?10, "
@@ -209,10 +234,11 @@ class Store:
                 "passed_t = coalesce(passed_t, excluded.passed_t), failing = excluded.failing, "
                 "error = excluded.error, op = excluded.op, misconception = excluded.misconception, "
                 "feedback = excluded.feedback",
-                (pid, attempt.exercise, attempt.status, int(failed), now, now if failed else None,
-                 now if attempt.status == Status.PASSED else None, failing, attempt.error, attempt.op, misconception,
+                (pid, attempt.exercise, attempt.status, int(failed), made, made if failed else None,
+                 made if attempt.status == Status.PASSED else None, failing, attempt.error, attempt.op, misconception,
                  attempt.feedback))
         self._changed(pid, attempt.exercise)
+        return True
 
     # --- hints -------------------------------------------------------------------------------------------
     def add_hint(self, exercise: str | None, text: str, now: float) -> None:
@@ -235,6 +261,10 @@ class Store:
     def progress(self) -> list[dict]:
         """One row per (participant, exercise) tried (from memory; not to be changed)."""
         return list(self._rows.values())
+
+    def joins(self, pid: int) -> list[float]:
+        """When the participant joined (check.join at the top of each notebook, and again after a restart)."""
+        return self._joins.get(pid, [])
 
     def people(self) -> dict[int, tuple[str, str, float, str | None, float | None]]:
         """pid -> (pseudonym, seat, last_seen, flag, flag_t) of everyone who ever joined (from memory)."""

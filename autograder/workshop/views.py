@@ -26,7 +26,7 @@ from .storage import Store, Thresholds
 TOP = 5
 SHOWN_STUCK = 50
 """People listed as stuck in the helpers' view (all are counted): more than a room's helpers can walk to."""
-SHOWN = {"failed": "failing", "timed_out": "timed out", "crashed": "kernel died", "not_attempted": "not attempted"}
+SHOWN = {"failed": "failing", "timed_out": "timed out", "crashed": "kernel died", "not_attempted": "starter, untouched"}
 
 
 @lru_cache(maxsize=4096)
@@ -36,10 +36,20 @@ def _failing(text: str) -> tuple[str, ...]:
 
 
 def category(row) -> str:
-    """not_started, failing or passed: the grid's column for one (participant, exercise)."""
+    """not_started, failing or passed: the grid's column for one (participant, exercise). Someone who ran the
+    untouched starter has run and failed: failing (and stuck in time), not "not started"."""
     if row["passed_t"] is not None:
         return "passed"
-    return "not_started" if row["status"] == "not_attempted" else "failing"
+    return "not_started" if row["status"] == "not_attempted" and not row["failures"] else "failing"
+
+
+def started(joins: list[float], firsts: list[float], first_t: float, host: float | None) -> float:
+    """When a participant started an exercise they first checked at `first_t`: their first join (check.join, at
+    the top of its notebook) since they first checked another exercise (`firsts`), else that first check;
+    never before the host started it (`host`, when the host did before that check)."""
+    after = max((t for t in firsts if t < first_t), default=float("-inf"))
+    began = min((t for t in joins if after <= t <= first_t), default=first_t)
+    return max(began, host) if host is not None and host <= first_t else began
 
 
 def stuck_score(row, now: float, thresholds: Thresholds) -> float | None:
@@ -53,12 +63,15 @@ def stuck_score(row, now: float, thresholds: Thresholds) -> float | None:
 
 
 def state(store: Store, course: Course, now: float, thresholds: Thresholds, view: str = "projector",
-          room: dict | None = None) -> dict:
-    """The dashboard's data. `room`: what the server adds (join panel, spotlight, limits, version)."""
+          room: dict | None = None, whole_session: bool = False) -> dict:
+    """The dashboard's data. `room`: what the server adds (join panel, spotlight, limits, version, when the
+    host started each exercise). A pass counts whether or not its participant is still here (gone does not
+    erase what they reached); `whole_session` (the export) counts everyone who joined as here."""
     room = room or {}
     gone_before = now - thresholds.gone_minutes * 60
     people = store.people()
-    here = {pid for pid, person in people.items() if person[2] >= gone_before}
+    here = set(people) if whole_session else {pid for pid, person in people.items() if person[2] >= gone_before}
+    starts = room.get("starts") or {}
     rows = [r for r in store.progress() if r["exercise"] in course.exercises]
     cells: dict[str, Counter] = {e: Counter() for e in course.exercises}
     minutes: dict[str, list[float]] = {e: [] for e in course.exercises}
@@ -66,13 +79,18 @@ def state(store: Store, course: Course, now: float, thresholds: Thresholds, view
     checks: Counter[tuple[str, str]] = Counter()
     ops: Counter[tuple[str, str]] = Counter()
     wrong: Counter[str] = Counter()
+    firsts: dict[int, list[float]] = {}
+    for row in rows:
+        firsts.setdefault(row["pid"], []).append(row["first_t"])
     for row in rows:
         kind = category(row)
         if kind == "passed":
-            minutes[row["exercise"]].append((row["passed_t"] - row["first_t"]) / 60)
+            began = started(store.joins(row["pid"]), firsts[row["pid"]], row["first_t"], starts.get(row["exercise"]))
+            minutes[row["exercise"]].append(max(row["passed_t"] - began, 0) / 60)
+            cells[row["exercise"]]["passed"] += 1  # here or gone: what they reached
         if row["pid"] not in here:
             continue
-        cells[row["exercise"]][kind] += 1
+        cells[row["exercise"]]["here " + kind] += 1
         if kind == "failing":
             checks.update((row["exercise"], name) for name in _failing(row["failing"]))
             if row["op"]:
@@ -85,10 +103,10 @@ def state(store: Store, course: Course, now: float, thresholds: Thresholds, view
     stuck.sort(key=lambda item: -item[0])
     grid = []
     for exercise, counts in cells.items():
-        passed, failing = counts["passed"], counts["failing"]
+        passed, failing = counts["passed"], counts["here failing"]
         times = minutes[exercise]
         grid.append({"exercise": exercise, "title": course.titles.get(exercise, ""), "passed": passed,
-                     "failing": failing, "not_started": max(len(here) - passed - failing, 0),
+                     "failing": failing, "not_started": max(len(here) - counts["here passed"] - failing, 0),
                      "median_minutes": round(statistics.median(times), 1) if times else None})
     per_exercise = Counter(row["exercise"] for _, row in stuck)
     out = {

@@ -28,6 +28,7 @@ TEMPLATES: dict[str, str] = {
     "workshop: checks items": "checks: items are {{name, passed}}",
     "workshop: checks not public": "checks: not a public check of this exercise",
     "workshop: checks twice": "checks: a name twice",
+    "workshop: ago": "ago: seconds, from 0 to {limit}",
     "workshop: pseudonym and secret": "pseudonym and secret: both or neither",
     "workshop: kind": "kind: one of {kinds}",
     # what became of a post (sender.py), shown by the client
@@ -35,8 +36,34 @@ TEMPLATES: dict[str, str] = {
     "workshop: no answer in time": "no answer in time",
     "workshop: cannot reach": "cannot reach the server ({why})",
     "workshop: too many waiting": "too many reports waiting (the server is not answering)",
+    # the one line a check ends with, once joined (sender.py)
+    "workshop: received": "Workshop: report received ({pseudonym}).",
+    "workshop: received with kept": "Workshop: report received ({pseudonym}), after the {late} kept while the server "
+                                    "did not answer, in order.",
+    "workshop: kept": "Workshop: report NOT received yet ({why}): kept on this computer and sent, in order, as soon "
+                      "as the server answers ({waiting} waiting). Your check is unaffected.",
+    "workshop: behind an earlier one": "Workshop: report NOT received yet: the server has not answered an earlier "
+                                       "one; this one is kept and sent after it ({waiting} waiting). Your check is "
+                                       "unaffected.",
+    "workshop: refused": "Workshop: report NOT received: the server refused it ({why}). It is not sent again; your "
+                         "check is unaffected.",
+    "workshop: not confirmed": "Workshop: report sent, not confirmed within {wait:g} s (the server is slow); it is "
+                               "sent again until it arrives.",
+    "workshop: kept ones arrived": "({late} kept earlier have arrived since.)",
+    "workshop: kept ones refused": "({lost} kept earlier were refused when the server answered: {why}. They are "
+                                   "not sent again.)",
     # the host's dashboard (host.py, hub.py)
     "workshop: host token elsewhere": "the host token works only on the host's machine",
+    "workshop: not in the hosts' group": "you are not in the hub's group of hosts",
+    "workshop: host only": "only the host may do this (a helper's token is read-only)",
+    "workshop: view refused": "no such view, or not for this token (the controls are the host's only)",
+    "workshop: no such page": ("no such page on this workshop server: participants join at /CODE, the host at "
+                               "/dashboard"),
+    "workshop: no such line": "no shared line with this id",
+    "workshop: join page title": "Workshop {code}",
+    "workshop: join page intro": ("In your exercise notebook, after `from autograder import check`, run this line "
+                                  "(copy it from here):"),
+    "workshop: join page seat": "Put your seat label between the quotes after seat=, so that a helper can find you.",
     "workshop: no token": "no token, or not this room's: open the URL the server printed",
     "workshop: hint too long": "a hint is one line of at most {limit} characters",
     "workshop: hint exercise unknown": "not an exercise of this workshop",
@@ -91,10 +118,12 @@ TEMPLATES: dict[str, str] = {
     "workshop: grid axis": "participants (of {participants})",
     # the known wrong answers, as the projector and the helpers read them (misconceptions.py -> course.json)
     "workshop: the bug unchanged": "the bug, unchanged",
-    "workshop: fails the check like the bug": "Like the starting code, it fails the check {fails}.",
-    "workshop: fails the checks like the bug": "Like the starting code, it fails the checks {fails}.",
-    "workshop: fails the check": "It fails the check {fails}.",
-    "workshop: fails the checks": "It fails the checks {fails}.",
+    "workshop: fails like the bug": "Like the starting code, it fails {fails}.",
+    "workshop: fails": "It fails {fails}.",
+    "workshop: every check": "every check",
+    "workshop: label and more": "{label}, and {more} more that fail alike",
+    "workshop: explain h but not c": (
+        "Only h is detached: c still carries the last chunk's graph, already freed by its backward. Detach both."),
     "workshop: read chapter": "Chapter {number}: {title}",
     "workshop: read exercise": "Exercise {number}: {title}",
     "workshop: explain no_grad": (

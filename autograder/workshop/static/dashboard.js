@@ -58,7 +58,7 @@
     $("join").hidden = !join;  // on a JupyterHub nobody joins: the hub says who is who
     if (!join) return;
     $("join-code").textContent = join.code;
-    $("join-urls").replaceChildren(...join.urls.map((u) => el("li", u)));
+    $("join-urls").replaceChildren(...join.urls.map((u) => el("li", 'check.join("' + u + '", seat="")')));
     const canvas = $("qr");
     canvas.hidden = !join.qr.length;
     if (!join.qr.length) return;
@@ -164,6 +164,10 @@
     if (select.options.length === 1) {
       for (const g of data.grid) { const o = el("option", g.exercise); o.value = g.exercise; select.appendChild(o); }
     }
+    const starting = $("start-exercise");
+    if (starting.options.length === 0) {
+      for (const g of data.grid) { const o = el("option", g.exercise); o.value = g.exercise; starting.appendChild(o); }
+    }
     $("hints").replaceChildren(...data.hints.map((h) =>
       item([(h.exercise || "all") + ", " + h.minutes_ago + " min ago: ", el("span", h.text)])));
     const l = data.limits;
@@ -232,6 +236,10 @@
     e.preventDefault();
     post("api/hint", {text: $("hint-text").value, exercise: $("hint-exercise").value || null});
     $("hint-text").value = "";
+  });
+  $("start-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    post("api/start", {exercise: $("start-exercise").value});
   });
   $("limit-form").addEventListener("submit", (e) => {
     e.preventDefault();
