@@ -201,3 +201,26 @@ def test_every_message_said_exists_and_gets_the_fields_it_names():
             problems.append(f"{where}: {first.value!r} names {sorted(named)}, given {sorted(given)}")
     assert calls > 20
     assert not problems, problems
+
+
+def test_every_message_in_the_catalogue_is_said_somewhere():
+    """A template nobody says rots unseen (and would be translated for nothing): each id is named by a literal in
+    the package, or matches an f-string id (`f"blame: words {kind}"`) with a fixed part of five characters or more."""
+    import ast as _ast
+
+    from autograder.feedback.wording import TEMPLATES
+
+    literals: set[str] = set()
+    patterns: list[re.Pattern[str]] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.is_relative_to(PACKAGE / "feedback" / "catalogue") or path == PACKAGE / "feedback" / "wording.py":
+            continue
+        for node in _ast.walk(_ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, _ast.Constant) and isinstance(node.value, str):
+                literals.add(node.value)
+            elif isinstance(node, _ast.JoinedStr):
+                fixed = [v.value if isinstance(v, _ast.Constant) else None for v in node.values]
+                if sum(len(f) for f in fixed if f) >= 5:
+                    patterns.append(re.compile("".join(re.escape(f) if f is not None else ".+" for f in fixed)))
+    unused = [key for key in TEMPLATES if key not in literals and not any(p.fullmatch(key) for p in patterns)]
+    assert not unused, unused

@@ -113,15 +113,6 @@ TEMPLATES: dict[str, str] = {
     "notebook: workshop reporting": (
         "(Reporting to the workshop at {url}; check.preview() shows what, check.leave() stops.)"),
     "notebook: workshop not reporting": "(Not reporting to the workshop: {why})",
-    "notebook: workshop received": "Workshop: report received ({pseudonym}).",
-    "notebook: workshop not received": (
-        "Workshop: report NOT received: {why}. Your check is unaffected; the next one tries again."),
-    "notebook: workshop not received yet": (
-        "Workshop: report NOT received yet: the server has not answered an earlier one{why}. Your check is "
-        "unaffected."),
-    "notebook: workshop why": " ({why})",
-    "notebook: workshop not confirmed": (
-        "Workshop: report sent, not confirmed within {seconds:g} s (the server is slow)."),
     "notebook: workshop hint": "Workshop hint from the host: {hint}",
     "notebook: workshop not joined": "Not in a workshop: check.join(URL) first.",
     "notebook: workshop note lost": "Workshop: the note did not arrive ({why}). Raise your hand instead.",
