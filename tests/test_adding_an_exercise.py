@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import torch
 
-from .. import checks, probes
+from .. import probes
+from ..core import checks
+from ..core.messages import INPLACE_ERROR
+from ..core.spec import Check, Exercise, ExpectedError, Scenario, Symbol
 from ..probes import GRAD
-from ..messages import INPLACE_ERROR
-from ..spec import Check, Exercise, ExpectedError, Scenario, Symbol
+from . import _contract as contract
 
 
 def _draw(size: int):
@@ -79,6 +81,10 @@ EXERCISE = Exercise(
               checks.matches_reference((GRAD,), "Gradient", (HIDDEN,))),
     ),
 )
+
+CONTRACT = contract.Contract("scaled_relu", (
+    contract.Dimension(contract.LAYOUT, ("contiguous",), "a tensor x"),
+))
 '''
 
 REFERENCE = f'''"""Reference of exercise {NUMBER}, {ID}: twice the ReLU, into a new tensor."""
@@ -229,7 +235,8 @@ def test_a_new_exercise_needs_only_its_own_files(course, tmp_path):
     # the generic tests collect it, and its solution, its catalogue and its own test pass
     proc = run(course, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider", "-v",
                "tests/exercises/test_catalogue.py", f"tests/exercises/test_{ID}.py", "tests/test_sample_class.py",
-               "tests/test_no_reference_in_package.py", "-k", f"{ID} or committed_class")
+               "tests/test_no_reference_in_package.py", "tests/test_contracts_spanned.py",
+               "-k", f"{ID} or committed_class")
     passed = set(re.findall(r"^(tests/.+?) PASSED", proc.stdout, re.M))
     catalogue = "tests/exercises/test_catalogue.py::"
     expected = {f"{catalogue}test_solution_scores_full[{ID}]", f"{catalogue}test_broken_report_code_scores_zero[{ID}]",
@@ -238,6 +245,7 @@ def test_a_new_exercise_needs_only_its_own_files(course, tmp_path):
                 f"{catalogue}test_correct_alternative_passes[{ID}-multiply into a new tensor]",
                 f"{catalogue}test_wrong_fix_fails_for_the_right_reason[{ID}-.data hides the doubling]",
                 f"tests/exercises/test_{ID}.py::test_the_report_fails_in_backward",
+                f"tests/test_contracts_spanned.py::test_the_contract_is_declared[{ID}]",
                 "tests/test_sample_class.py::test_the_committed_class_is_what_make_class_writes",
                 *(f"tests/test_no_reference_in_package.py::{name}[{ID}]" for name in (
                     "test_reference_defines_what_the_exercise_asks_for", "test_exercise_module_holds_no_reference",
