@@ -6,8 +6,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import autograder
-from autograder.intake.submission import answer_code, is_answer_cell
 from autograder import predict
+from autograder.intake.submission import answer_code, is_answer_cell
 from autograder.notebook.predict import CellRun, Prediction, feedback, marks
 from tests.conftest import SOLUTIONS
 
