@@ -89,6 +89,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
     from .exercises import EXERCISES
     from .intake.exercise_of import guess
     from .runner.pool import PoolError
+    from .settings import DEFAULT_SALT
 
     if args.exercise and args.exercise not in EXERCISES:
         return _usage(say("intake: unknown asked", asked=repr(args.exercise), known=", ".join(EXERCISES)))
@@ -119,7 +120,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
 
         results = grade_batch(args.paths, args.out, settings, pool, jobs=args.jobs, on_done=done,
                               preparations=preparations, found=found)
-    _summary(console, results, args.out, args.table)
+    _summary(console, results, args.out, args.table, public_salt=settings.salt == DEFAULT_SALT)
     return 1 if any(r.status == "grader_error" for r in results) else 0
 
 
@@ -127,9 +128,11 @@ TABLE_ROWS = 20
 """At most this many submissions get a row each after `grade` without --table; more are counted per status."""
 
 
-def _summary(console: Console, graded: list[Result], out: Path, table_wanted: bool) -> None:
+def _summary(console: Console, graded: list[Result], out: Path, table_wanted: bool, public_salt: bool = False) -> None:
     """The batch's totals per status and what to run next; the table of every submission where it is short or
-    asked for. What a submission named or raised is shown as text, never as markup or terminal codes."""
+    asked for; a warning where the hidden inputs were drawn with the course's public salt, which anyone with the
+    repository can reproduce. What a submission named or raised is shown as text, never as markup or terminal
+    codes."""
     from .core.status import Status
     from .intake.files import terminal_text
 
@@ -156,6 +159,8 @@ def _summary(console: Console, graded: list[Result], out: Path, table_wanted: bo
     console.print(say("cli: results are in", out=out, gradebook=out / "gradebook.csv")
                   + ("" if table_wanted or len(graded) <= TABLE_ROWS else say("cli: table option")))
     console.print(say("cli: next", out=out))
+    if public_salt:
+        console.print(Text(say("cli: public salt", env="AUTOGRADER_SALT"), style="yellow"))
 
 
 def _self_check(exercise: str, code: str, args: argparse.Namespace, pool: WarmPool | None):

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -300,6 +301,21 @@ def test_grade_ends_with_counts_the_next_command_and_why_each_file_was_malformed
     assert f"Next: autograder report {out}" in said
     carol = next(line for line in said.splitlines() if "carol.ipynb" in line)
     assert "carol.ipynb is not valid" in carol  # a malformed row says why
+
+
+def test_grade_says_when_the_class_was_graded_with_the_public_salt(batch, tmp_path):
+    """`export` refuses the public default salt; `grade` grades with it, and says so (anyone with the repository
+    can draw the same hidden inputs). With a salt of the term's, nothing is said."""
+    _, _, proc = batch
+    assert os.environ.get("AUTOGRADER_SALT") is None, "the batch fixture must run without a salt of its own"
+    assert "public default salt" in proc.stdout and "AUTOGRADER_SALT" in proc.stdout
+    (tmp_path / "class").mkdir()
+    shutil.copy(solution("residual_add"), tmp_path / "class" / "ada.ipynb")
+    salted = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "class"), "--out",
+                             str(tmp_path / "out"), "--device", "cpu"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=600, env={**os.environ, "AUTOGRADER_SALT": "a-secret-of-this-term"})
+    assert salted.returncode == 0, salted.stderr
+    assert "1 submissions: 1 passed" in salted.stdout and "public default salt" not in salted.stdout
 
 
 def summary_of(results, table=False, width=200) -> str:

@@ -2,6 +2,9 @@
 
 TEMPLATES: dict[str, str] = {
     "cli: error": "error: {message}",
+    "cli: public salt": (
+        "Graded with the course's public default salt: anyone with the repository can draw the same hidden "
+        "inputs. For a class, set a secret salt per term ({env}=...), as `autograder export` requires."),
     "cli: stopped": "The self-check {stopped}; --timeout sets the limit.",
     # grade
     "cli: jobs": "--jobs must be at least 1",
