@@ -50,6 +50,12 @@ def _docstrings(tree: ast.AST) -> set[int]:
             and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
 
 
+def _message_ids() -> set[str]:
+    from autograder.feedback.wording import TEMPLATES
+
+    return set(TEMPLATES)
+
+
 def _call_name(node: ast.Call) -> str:
     func = node.func
     parts = []
@@ -76,8 +82,8 @@ def _exempt_nodes(tree: ast.AST) -> set[int]:
             if head in {"log", "logger", "logging", "LOG"} or name.startswith("re.") or last == "compile":
                 mark(node)
             first = node.args[0] if last == "say" and node.args else None
-            if isinstance(first, ast.Constant) and isinstance(first.value, str) and ": " in first.value:
-                mark(first)  # a message id, "<area>: <what>", not a sentence
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value in _message_ids():
+                mark(first)  # a message id of the catalogue, not a sentence
             for kw in node.keywords:
                 if kw.arg in SELF_DESCRIPTION:
                     mark(kw.value)

@@ -25,6 +25,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..feedback.wording import say
 from ..intake.files import json_text, write_atomically
 from ..runner import Job, Runner
 from ..runner.limits import Limits
@@ -131,7 +132,7 @@ class _Unavailable:
         self.error = error
 
     def run(self, job: Job):
-        raise RuntimeError(f"the grader's worker could not start: {self.error}")
+        raise RuntimeError(say("platforms: worker did not start", error=self.error))
 
 
 @contextmanager

@@ -17,11 +17,12 @@ import time
 import traceback
 from pathlib import Path
 
+from ..feedback.wording import say
 from . import container
 from .config import CONFIG_NAME, BundleConfig
 from .platform import Platform
 
-NOT_FINISHED = "it stopped before it could write a result (killed, or out of memory or disk)"
+NOT_FINISHED = say("platforms: grader not finished")
 
 
 def run(platform: Platform, root: Path, args: argparse.Namespace) -> int:
@@ -29,14 +30,14 @@ def run(platform: Platform, root: Path, args: argparse.Namespace) -> int:
     start = time.perf_counter()
     layout = platform.layout
     results = root / layout.results / "results.json"
-    why = "it could not make its own files private"
+    why = say("platforms: grader not private")
     try:  # no student code runs unless the grader's files are out of its reach
         config_path = platform.config_path(root, args)
         container.lock_down(private=[*(root / p for p in layout.private), config_path.parent],
                             shared=[root / layout.results])
         fallback = platform.broken(NOT_FINISHED, 0.0)
         container.reserve_results(results, fallback)
-        why = f"its configuration {CONFIG_NAME} is unreadable"
+        why = say("platforms: grader configuration unreadable", name=CONFIG_NAME)
         config = platform.graded(BundleConfig.load(config_path), args)
     except Exception as e:  # noqa: BLE001 - a broken bundle: every submission says so, staff fix and regrade
         traceback.print_exc()

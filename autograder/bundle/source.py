@@ -11,6 +11,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
+from ..feedback.wording import say
 from ..reference_store import ENV as REFERENCES_ENV
 from ..reference_store import references_dir
 from ..settings import TORCH_CHECKED
@@ -34,10 +35,7 @@ def copy_source(dest: Path) -> Path:
     """Copies the `autograder` package, pyproject.toml and README.md into `dest` (pip-installable)."""
     missing = [name for name in SOURCE_FILES if not (CHECKOUT / name).is_file()]
     if missing:
-        raise ExportError(
-            f"export needs a source checkout of the course (found no {', '.join(missing)} beside "
-            f"{PACKAGE_DIR}); run it from the repository, where `pip install -e .` was run."
-        )
+        raise ExportError(say("platforms: export needs a checkout", missing=", ".join(missing), package=PACKAGE_DIR))
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copytree(PACKAGE_DIR, dest / "autograder", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
@@ -51,14 +49,13 @@ def copy_references(dest: Path, exercises: tuple[str, ...]) -> Path:
     the installed package: a bundle carries the answers it grades with, and no others."""
     folder = references_dir()
     if folder is None or not folder.is_dir():
-        raise ExportError(f"export needs the course's references/ folder (found none beside {PACKAGE_DIR}, and "
-                          f"{REFERENCES_ENV} names none); run it from a source checkout of the course.")
+        raise ExportError(say("platforms: export needs references", package=PACKAGE_DIR, env=REFERENCES_ENV))
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("README.md", *(f"{e}.py" for e in exercises)):
         if (folder / name).is_file():
             shutil.copy2(folder / name, dest / name)
         elif name != "README.md":
-            raise ExportError(f"{folder / name} is missing: the bundle cannot grade {name[:-3]} without it")
+            raise ExportError(say("platforms: export reference missing", path=folder / name, exercise=name[:-3]))
     return dest
 
 

@@ -164,7 +164,7 @@ def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool)
         "tests": tests, "culprits": culprits, "code_lines": code_lines or [],
         "path": (result.source.path or "" if result.source else "") if teacher else "",
         "traceback": (result.grader_traceback or "") if teacher else "",
-        "flags": ["tampering: the grader caught this code changing the grader or torch, or forging its report"]
+        "flags": [say("reports: tampering flag")]
         if teacher and tampering(result) else [],
     }
 

@@ -1,6 +1,19 @@
 """The words of the platforms' bundles and exports (Gradescope, PrairieLearn)."""
 
 TEMPLATES: dict[str, str] = {
+    # a bundle's grader, in the platform's container (bundle/grader.py, bundle/container.py)
+    "platforms: grader not finished": "it stopped before it could write a result (killed, or out of memory or disk)",
+    "platforms: grader not private": "it could not make its own files private",
+    "platforms: grader configuration unreadable": "its configuration {name} is unreadable",
+    "platforms: worker did not start": "the grader's worker could not start: {error}",
+    # what export needs of the checkout (bundle/source.py)
+    "platforms: export needs a checkout": (
+        "export needs a source checkout of the course (found no {missing} beside {package}); run it from the "
+        "repository, where `pip install -e .` was run."),
+    "platforms: export needs references": (
+        "export needs the course's references/ folder (found none beside {package}, and {env} names none); run "
+        "it from a source checkout of the course."),
+    "platforms: export reference missing": "{path} is missing: the bundle cannot grade {exercise} without it",
     # `autograder export` (platforms/export.py)
     "platforms: salt not set": "{env} is not set: {risk}",
     "platforms: public salt risk": "the bundle would draw its hidden inputs with the course's public default salt, "

@@ -1,6 +1,8 @@
 """The words of what a teacher reads after grading: the class report, the LMS gradebooks."""
 
 TEMPLATES: dict[str, str] = {
+    "reports: tampering flag": (
+        "tampering: the grader caught this code changing the grader or torch, or forging its report"),
     # `autograder report`: what it wrote (reports/cli.py)
     "reports: wrote overview": "class overview: {path} (students sorted by name, score and status beside it)",
     "reports: wrote pages": "a page per student: {students}/; per submission: {submissions}/",
