@@ -282,12 +282,18 @@ class _Node(BackwardCFunction):
     pass
 
 _Node.__name__ = "PReLU_Backward"
+_VERSION, _GRAD_FN = torch.Tensor._version.__get__, torch.Tensor.grad_fn.__get__
 
 class _Faking(TorchFunctionMode):
-    """Answers the scenario's own observations: a custom node for any grad_fn, and no backward at all."""
+    """Answers the scenario's own observations: a version counter that advances by 10 at each look (so the
+    write looks visible to autograd), and a custom node for any grad_fn."""
+    reads = 0
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if getattr(func, "__name__", "") == "__get__" and "grad_fn" in repr(func):
+        if func == _VERSION:
+            _Faking.reads += 1
+            return 10 * _Faking.reads
+        if func == _GRAD_FN:
             return _Node()
         return func(*args, **kwargs)
 
@@ -342,3 +348,32 @@ def test_an_honest_mode_inside_a_with_keeps_full_marks(modes):
     for name in ("honest_mode.py", "honest.py"):
         assert modes[name]["status"] == "passed", _text(modes[name])
         assert modes[name]["score"] == modes[name]["max_score"], _text(modes[name])
+
+
+def _first_outcome(code: str):
+    """custom_inplace's first public trial of `code`, in this process, in a thread of its own (as a job's step)."""
+    import threading
+
+    from autograder import harness
+    from autograder.exercises import get
+    from autograder.trials import draw, plan
+
+    exercise = get("custom_inplace")
+    trials = plan(exercise, ("cpu",), True)
+    inputs = draw(exercise, trials, 0)
+    out = {}
+    thread = threading.Thread(target=lambda: out.setdefault("r", harness.run_answer(exercise, code, trials, inputs)))
+    thread.start()
+    thread.join()
+    return next(iter(out["r"].outcomes.values()))
+
+
+def test_the_attack_is_live_the_table_is_what_stops_it(monkeypatch):
+    """The faking mode does fake an observation where the harness does not compare the state (so the sandbox
+    tests above are not vacuous); with the comparison, the trial observes nothing and fails."""
+    attack = broken_code("custom_inplace") + FAKING_MODE + LEFT_IN_CALL
+    assert _first_outcome(broken_code("custom_inplace")).values["version advanced"] is False
+    stopped = _first_outcome(attack)
+    assert stopped.values == {} and stopped.error.type == "GlobalStateError"
+    monkeypatch.setattr(torch_state, "differing", lambda baseline: [])
+    assert _first_outcome(attack).values["version advanced"] is True
