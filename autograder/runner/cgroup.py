@@ -11,9 +11,9 @@ from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 GROUP = "autograder"
+# Bytes of page cache charged to a slot that its limit keeps room for (torch's code that a job runs), beyond
+# what the warm worker holds and the job may allocate: the rest of the cache the kernel reclaims for the job.
 FILE_CACHE = 128 * 1024**2
-"""Bytes of page cache charged to a slot that its limit keeps room for (torch's code that a job runs), beyond
-what the warm worker holds and the job may allocate: the rest of the cache the kernel reclaims for the job."""
 
 
 @dataclass(frozen=True)
