@@ -150,3 +150,17 @@ def test_the_bound_leaves_out_the_page_cache_beyond_file_cache_on_either_hierarc
     (v1.memory / "memory.stat").write_text("cache 3500\nrss 1000\nshmem 500\ntotal_cache 3500\ntotal_shmem 500\n")
     assert v1.bound_memory(10)
     assert (v1.memory / "memory.limit_in_bytes").read_text() == str(5000 - (3000 - 100) + 10)
+
+
+def test_v1_without_swap_accounting_does_not_swap_the_slot(tmp_path):
+    """Without memory.memsw (swap accounting off), swap would be room beyond the limit: swappiness 0 instead."""
+    root = tmp_path / "cg"
+    for controller in ("pids", "memory"):
+        (root / controller).mkdir(parents=True)
+        (root / controller / "cgroup.procs").write_text("")
+    made = cgroup.make("8-1", 32, root)
+    (made.memory / "memory.usage_in_bytes").write_text("500")
+    (made.memory / "memory.swappiness").write_text("60")
+    assert made.bound_memory(100)
+    assert (made.memory / "memory.limit_in_bytes").read_text() == "600"
+    assert (made.memory / "memory.swappiness").read_text() == "0"

@@ -93,6 +93,9 @@ class SlotCgroup:
             if name == memsw.name and not memsw.exists():
                 continue
             (memory / name).write_text(value)
+        swappiness = memory / "memory.swappiness"
+        if not memsw.exists() and swappiness.exists():  # no swap accounting: no swapping, or swap is room too
+            swappiness.write_text("0")
 
     def remove(self) -> None:
         for folder in self.folders:
