@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from . import torch_state
 from .call import Call
 from .core.messages import INPLACE_ERROR
 from .core.outcome import ANSWER_FILE, ErrorInfo, Outcome, RunReport, Trial
@@ -186,11 +187,16 @@ def _with_culprit(error: ErrorInfo, rerun: Callable[[], None], frames: str | Non
 
 
 def run_trial(exercise: Exercise, namespace: Mapping[str, Any], trial: Trial, inputs: Mapping[str, Inputs],
-              seed: int, filename: str = ANSWER_FILE, culprit_frames: str | None = ANSWER_FILE) -> Outcome:
+              seed: int, filename: str = ANSWER_FILE, culprit_frames: str | None = ANSWER_FILE,
+              baseline: torch_state.Snapshot | None = None) -> Outcome:
     """Runs one trial, keeping what it observed even when it raised. An in-place error is run again under
     the culprit locator, whose report names the line (frames of `culprit_frames`; None: any frame outside
     torch and this package). `seed` seeds torch: stochastic code is seeded, but no check depends on the
-    stream."""
+    stream. Torch's global state (torch_state: modes, grad mode, default dtype, hooks...) must be
+    `baseline`'s (by default, what it is when the trial starts) when the trial ends: where the code left it
+    changed, what the trial observed was observed under the code's state, so the trial observed nothing and
+    failed (GLOBAL_STATE_ERROR), and the state is put back."""
+    baseline = torch_state.capture() if baseline is None else baseline
     scenario = exercise.scenario(trial.scenario)
     device = torch.device(trial.device)
     values = inputs[trial.input_key]
@@ -201,12 +207,30 @@ def run_trial(exercise: Exercise, namespace: Mapping[str, Any], trial: Trial, in
 
     obs: dict[str, Any] = {}
     ran = Call.from_call(attempt, obs)
+    left = _state_left(baseline)
+    if left is not None:
+        return Outcome({}, left)
     kept = Call.from_call(lambda: {k: plain(v) for k, v in obs.items()})  # the values may be the code's own types
     error = ran.error if ran.error is not None else kept.error
     info = None if error is None else error_info(error, filename)
     if info is not None and INPLACE_ERROR.search(info.message):
         info = _with_culprit(info, lambda: attempt({}), culprit_frames)
+        info = _state_left(baseline) or info
     return Outcome(kept.value or {}, info)
+
+
+# The type of the error of a step that left torch's global state changed (torch_state.STATES).
+GLOBAL_STATE_ERROR = "GlobalStateError"
+
+
+def _state_left(baseline: torch_state.Snapshot) -> ErrorInfo | None:
+    """None where torch's global state is `baseline`'s; else the error that says which rows it left
+    changed, once they are put back (those that can be)."""
+    left = torch_state.differing(baseline)
+    if not left:
+        return None
+    torch_state.restore(baseline)
+    return ErrorInfo(GLOBAL_STATE_ERROR, say("run: global state left", states=", ".join(left)), None, None)
 
 
 def run_trials(exercise: Exercise, namespace: Mapping[str, Any], trials: tuple[Trial, ...],
@@ -228,25 +252,35 @@ def answer_steps(exercise: Exercise, code: str, first: tuple[Trial, ...], then: 
     the worker's guard compares torch and the grader with its snapshot after each. Yields None after a
     step. With trials `then` (on hidden inputs), yields the report of the trials `first` once they have
     run, and takes the hidden inputs in return; returns the report of the trials run since (of all of
-    them, without `then`)."""
+    them, without `then`). Torch's global state is captured first: what loading leaves changed is put back
+    before the trials (a notebook's cell may set a default dtype, or turn gradients off, for its own
+    experiments); what cannot be put back fails the load; each trial must leave it as it found it."""
+    baseline = torch_state.capture()
     namespace, load_error = load_answer(code)
+    left = torch_state.restore(baseline)
     yield None
     if load_error is not None:
         return RunReport(load_error=load_error)
-    return (yield from trial_steps(exercise, namespace, first, then, inputs))
+    if left:
+        return RunReport(load_error=ErrorInfo(GLOBAL_STATE_ERROR, say("run: global state left",
+                                                                      states=", ".join(left)), None, None))
+    return (yield from trial_steps(exercise, namespace, first, then, inputs, baseline=baseline))
 
 
 def trial_steps(exercise: Exercise, namespace: Mapping[str, Any], first: tuple[Trial, ...],
                 then: tuple[Trial, ...], inputs: Mapping[str, Inputs], filename: str = ANSWER_FILE,
-                culprit_frames: str | None = ANSWER_FILE) -> Steps:
+                culprit_frames: str | None = ANSWER_FILE, baseline: torch_state.Snapshot | None = None) -> Steps:
     """The trials of answer_steps, on names already defined, each a step (run_trial); the run stops where
-    a name the exercise needs is missing or unusable."""
+    a name the exercise needs is missing or unusable. `baseline`: torch's global state each trial must
+    leave as it found (by default, the state when this starts)."""
+    baseline = torch_state.capture() if baseline is None else baseline
     problems = symbol_problems(exercise, namespace)
     if problems:
         return RunReport(problems=problems)
     outcomes = {}
     for i, trial in enumerate(first):
-        outcomes[trial.key] = run_trial(exercise, namespace, trial, inputs, 1000 + i, filename, culprit_frames)
+        outcomes[trial.key] = run_trial(exercise, namespace, trial, inputs, 1000 + i, filename, culprit_frames,
+                                        baseline)
         yield None
     report = RunReport(outcomes=outcomes)
     if not then:
@@ -254,7 +288,8 @@ def trial_steps(exercise: Exercise, namespace: Mapping[str, Any], first: tuple[T
     hidden = yield report
     outcomes, inputs = {}, {**inputs, **(hidden or {})}
     for i, trial in enumerate(then, start=len(first)):
-        outcomes[trial.key] = run_trial(exercise, namespace, trial, inputs, 1000 + i, filename, culprit_frames)
+        outcomes[trial.key] = run_trial(exercise, namespace, trial, inputs, 1000 + i, filename, culprit_frames,
+                                        baseline)
         yield None
     return RunReport(outcomes=outcomes)
 

@@ -121,3 +121,26 @@ def test_torch_compiles_own_patch_is_accepted_and_nothing_like_it():
     assert found.pop("compiled and ran") and found.pop("torch rebound Module.__init__")
     assert found.pop("after torch.compile") == []
     assert found == {name: ["torch.nn.Module.__init__"] for name in found} and len(found) == 3, found
+
+
+def test_the_rows_of_torchs_global_state_are_guarded_like_the_grader():
+    """A row's functions (torch_state.STATES), which the harness calls in the answer's thread, cannot be
+    swapped for ones that always say "unchanged": the snapshot holds them by identity. And what the guard's own
+    thread sees of the state is compared after every step."""
+    from autograder import torch_state
+
+    snapshot = Snapshot()
+    row = torch_state.STATES[0]
+    read = row.read
+    object.__setattr__(row, "read", lambda: None)
+    try:
+        assert f"torch_state[{row.name}].read" in snapshot.changed(deep=False)
+    finally:
+        object.__setattr__(row, "read", read)
+    assert snapshot.changed(deep=False) == []
+    assert torch_state.differing(snapshot.torch_state) == []
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert torch_state.differing(snapshot.torch_state) == ["default dtype"]
+    finally:
+        torch.set_default_dtype(torch.float32)

@@ -11,6 +11,9 @@ from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 GROUP = "autograder"
+# Bytes of page cache charged to a slot that its limit keeps room for (torch's code that a job runs), beyond
+# what the warm worker holds and the job may allocate: the rest of the cache the kernel reclaims for the job.
+FILE_CACHE = 128 * 1024**2
 
 
 @dataclass(frozen=True)
@@ -38,15 +41,40 @@ class SlotCgroup:
             self._set_memory("max" if self.v2 else "-1")
 
     def bound_memory(self, beyond: int) -> bool:
-        """Limits the slot to what it uses now (the warm worker) plus `beyond` bytes; False where it could not."""
+        """Limits the slot to what the warm worker holds now, plus `beyond` bytes; False where it could not.
+
+        What it holds is its usage less the page cache charged to it (torch's libraries, which the worker
+        was first to read where the grader had not imported torch yet: a gigabyte and more), beyond
+        FILE_CACHE of it: the kernel reclaims that cache when a job needs memory, so counting it would let a
+        job's processes together hold that much more than `beyond` (forked children 2.4 GiB under a 1 GiB
+        limit). Both hierarchies charge the cache alike; they name it differently in memory.stat."""
         if self.memory is None:
             return False
         try:
             usage = int((self.memory / ("memory.current" if self.v2 else "memory.usage_in_bytes")).read_text())
-            self._set_memory(str(usage + beyond))
+            held = usage - max(0, self.reclaimable() - FILE_CACHE)
+            self._set_memory(str(held + beyond))
         except (OSError, ValueError):
             return False
         return True
+
+    def reclaimable(self) -> int:
+        """The page cache charged to the slot that the kernel can reclaim: file pages, tmpfs and shared
+        memory aside (they stay until removed)."""
+        assert self.memory is not None
+        stat = {}
+        try:
+            text = (self.memory / "memory.stat").read_text()
+        except OSError:  # no such file where the controller gives none: nothing counted as reclaimable
+            return 0
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if value.strip().isdigit():
+                stat[name] = int(value)
+        if self.v2:  # "file" counts shmem too
+            return max(0, stat.get("file", 0) - stat.get("shmem", 0))
+        # v1: "total_" counts the cgroups below too (there are none); "cache" counts shmem
+        return max(0, stat.get("total_cache", stat.get("cache", 0)) - stat.get("total_shmem", stat.get("shmem", 0)))
 
     def _set_memory(self, value: str) -> None:
         memory = self.memory
@@ -65,6 +93,9 @@ class SlotCgroup:
             if name == memsw.name and not memsw.exists():
                 continue
             (memory / name).write_text(value)
+        swappiness = memory / "memory.swappiness"
+        if not memsw.exists() and swappiness.exists():  # no swap accounting: no swapping, or swap is room too
+            swappiness.write_text("0")
 
     def remove(self) -> None:
         for folder in self.folders:

@@ -68,6 +68,10 @@ TEMPLATES: dict[str, str] = {
         "and helpers must be there too)."),
     "run: not inspectable": "`{symbol}` could not be inspected: looking at it raised {type}.",
     "run: called exit": "the code called exit({code!r})",
+    "run: global state left": (
+        "your code left torch's global state changed when it returned ({states}), so what the grader observed "
+        "after it was observed under your code's settings, not torch's: use a `with` block, so that a mode or "
+        "a setting ends with the code that needs it."),
     # what the shared probes observe, and the gradient check (probes.py, finite_differences.py)
     "run: no gradient": "`{tensor}` got no gradient (its .grad is None)",
     "run: gradient check": "The gradient check",

@@ -10,7 +10,9 @@ audits (a function's code or defaults, a class's bases) to the functions and cla
 torch and the wire. Module and class attributes are not audited by Python, so the guarded namespaces
 (the grader's modules and classes, torch's main ones, the wire's) are compared after every step with the
 one snapshot, taken by the template (template.py) before any job: a change is tampering, and the report says so
-instead of carrying observations.
+instead of carrying observations. Torch's global state (torch_state: mode stacks, grad mode, default dtype,
+global hooks...) is compared with the snapshot's after every step too: the harness puts back, in the answer's
+own thread, what a step left changed, so what still differs here is refused the same way.
 
 What one process cannot prevent (the README says it too): code that loads native code of its own, and
 code that computes the right answers itself and puts them in its observations.
@@ -31,6 +33,7 @@ from pathlib import Path
 from types import CodeType, FunctionType, ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ... import torch_state
 from ...call import Call
 from ...core.outcome import RunReport
 from ...feedback.wording import say
@@ -169,6 +172,11 @@ class Snapshot:
                     inner = vars(value)
                     if id(inner) not in groups:  # a class imported into several modules: once is enough
                         groups[id(inner)] = (inner, list(inner.items()))
+        for state in torch_state.STATES:  # a row's functions, which the harness calls in the answer's thread
+            self.labels[id(vars(state))] = f"torch_state[{state.name}]"
+            groups[id(vars(state))] = (vars(state), list(vars(state).items()))
+        # torch's global state before any job, in the thread every job's main thread is a fork of
+        self.torch_state = torch_state.capture()
         self.groups = []
         for namespace, pairs in groups.values():
             functions = tuple((k, v) for k, v in pairs if isinstance(v, FunctionType))
@@ -302,11 +310,12 @@ class Seal:
         self._call = Call.from_call
         self._into = _into
         self._snapshot = snapshot or Snapshot()
+        self._state_differing = torch_state.differing
         self._blank = wire.pack({"load_error": None, "problems": {}, "outcomes": {}}, {})
         # Rendered before the answer runs, like everything above: a patch cannot reword or break them.
         self._said = {"hidden": say("run: hidden channel used"), "no report": say("run: no report"),
                       "escaped": say("run: harness escaped"), "tampered": say("run: tampered", changed="{changed}"),
-                      "threads": say("run: threads left")}
+                      "threads": say("run: threads left"), "state": say("run: global state left", states="{states}")}
 
     def _tamper_frame(self, what: str) -> bytes:
         """A report that says only `what`, built from strings alone (nothing a patch could have reached)."""
@@ -377,6 +386,9 @@ class Seal:
         if changed:
             shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
             return self._said["tampered"].format(changed=shown)
+        left = self._state_differing(self._snapshot.torch_state)
+        if left:  # the harness puts it back in the answer's thread: what this thread sees differ, it could not
+            return self._said["state"].format(states=", ".join(left))
         if self._count() > threads_before:
             return self._said["threads"]
         if call is None or (call.error is not None and type(call.error) is not StopIteration):
