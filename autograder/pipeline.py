@@ -50,7 +50,8 @@ def suggested_rewrite(report: dict) -> LineFix | None:
 
 def explainer(exercise: Exercise) -> Explainer:
     """How a grading of `exercise` puts errors in words: with the locator's suggested rewrite of the culprit line,
-    unless the exercise rules rewrites out (spec.Exercise.rewrites). A new one per grading, with its own memo."""
+    unless the exercise rules rewrites out (spec.Exercise.rewrites). One per Prepared: a batch's submissions
+    share its memo (classmates meet the same errors), and nothing outside the batch sees it."""
     return Explainer(exercise.rewrites, suggested_rewrite)
 
 
@@ -67,6 +68,8 @@ class Prepared:
     reference: dict[str, Outcome]
     """The reference's outcomes, by CPU trial key."""
     public_only: bool
+    explainer: Explainer | None = None
+    """How this grading's errors are put in words (explainer above); None: a fresh one per judge."""
 
 
 def prepare(exercise: Exercise, devices: tuple[str, ...] = ("cpu",), *, salt: str = DEFAULT_SALT,
@@ -76,10 +79,11 @@ def prepare(exercise: Exercise, devices: tuple[str, ...] = ("cpu",), *, salt: st
     trials = trial_plan.plan(exercise, devices, public_only)
     _, inputs, shipped = load_public(exercise)
     if public_only:
-        return Prepared(trials, inputs, frozenset(), shipped, public_only=True)
+        return Prepared(trials, inputs, frozenset(), shipped, public_only=True, explainer=explainer(exercise))
     hidden = trial_plan.draw_hidden(exercise, trials, salt)
     inputs = {**inputs, **hidden}
-    return Prepared(trials, inputs, frozenset(hidden), run_reference(exercise, trials, inputs), public_only=False)
+    return Prepared(trials, inputs, frozenset(hidden), run_reference(exercise, trials, inputs), public_only=False,
+                    explainer=explainer(exercise))
 
 
 def run(exercise: Exercise, code: str, prepared: Prepared, runner: Runner, timeout: float = 60.0) -> RunReport:
@@ -91,7 +95,8 @@ def judge(exercise: Exercise, prepared: Prepared, report: RunReport, *, submissi
           answer: str | None = None) -> Result:
     """The Result of a run. `answer`: the graded code, where a hidden error's line is read from."""
     return grade(exercise, report, prepared.reference, prepared.trials, prepared.inputs,
-                 public_only=prepared.public_only, submission=submission, answer=answer, explainer=explainer(exercise))
+                 public_only=prepared.public_only, submission=submission, answer=answer,
+                 explainer=prepared.explainer or explainer(exercise))
 
 
 def grade_code(exercise_id: str, code: str, *, devices: tuple[str, ...] = ("cpu",),
