@@ -5,7 +5,7 @@ their jobs), counted by a cpuacct cgroup per run (cputime.py: as root, cgroup v1
 machine shared with other work, wall time moves with their load, CPU time far less.
 
 Run: `.venv/bin/python benchmarks/batch_240.py BEFORE [--after AFTER] [--submissions DIR] [--copies 240]
-[--rounds 5] [--jobs 2]`, BEFORE (and AFTER, this checkout unless given) a checkout with its own .venv (made by
+[--rounds 5] [--jobs 2] [--exercises ID,ID]`, BEFORE (and AFTER, this checkout unless given) a checkout with its own .venv (made by
 its scripts/install, or `pip install torch==2.13.0 && pip install -e .`: grading needs no extra). The copies
 are of this checkout's samples/class, or of DIR: both checkouts must know its exercises' signatures, so a
 comparison of two older commits takes the older one's sample class. Prints each round and the medians, with
@@ -57,12 +57,15 @@ def main() -> int:
     p.add_argument("--copies", type=int, default=240)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--exercises", help="ID,ID: copies of these exercises' submissions only (e.g. those whose "
+                                       "scenarios the two checkouts share, to measure the grader alone)")
     args = p.parse_args()
     sides = [("before", args.before.resolve()), ("after", args.after.resolve())]
     results: dict[str, list[tuple[float, float | None]]] = {"before": [], "after": []}
     loads = []
     with tempfile.TemporaryDirectory(prefix="autograder-batch-240-") as tmp:
-        folder = copies(Path(tmp), args.copies, args.submissions.resolve(), None)
+        folder = copies(Path(tmp), args.copies, args.submissions.resolve(),
+                        args.exercises.split(",") if args.exercises else None)
         for i in range(args.rounds):
             for side, checkout in sides if i % 2 == 0 else sides[::-1]:
                 results[side].append(grade(checkout, folder, Path(tmp) / side, args.jobs, f"{side}-{i}"))
