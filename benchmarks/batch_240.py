@@ -5,11 +5,11 @@ their jobs), counted by a cpuacct cgroup per run (cputime.py: as root, cgroup v1
 machine shared with other work, wall time moves with their load, CPU time far less.
 
 Run: `.venv/bin/python benchmarks/batch_240.py BEFORE [--after AFTER] [--submissions DIR] [--copies 240]
-[--rounds 5] [--jobs 2] [--exercises ID,ID]`, BEFORE (and AFTER, this checkout unless given) a checkout with its own .venv (made by
-its scripts/install, or `pip install torch==2.13.0 && pip install -e .`: grading needs no extra). The copies
-are of this checkout's samples/class, or of DIR: both checkouts must know its exercises' signatures, so a
-comparison of two older commits takes the older one's sample class. Prints each round and the medians, with
-the ratios after/before.
+[--rounds 5] [--jobs 2] [--exercises ID,ID]`, BEFORE (and AFTER, this checkout unless given) a checkout with its
+own .venv (made by its scripts/install, or `pip install torch==2.13.0 && pip install -e .`: grading needs no
+extra). The copies are of this checkout's samples/class, or of DIR: both checkouts must know its exercises'
+signatures, so a comparison of two older commits takes the older one's sample class. Prints each round and the
+medians, with the ratios after/before.
 """
 
 from __future__ import annotations
