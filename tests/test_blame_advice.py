@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.blame.fix import Repair
+from autograder.blame.fix.fix import Repair
 from autograder.blame.fix.verify import Verification
-from autograder.blame.suggest import Suggestion, suggestions
 from autograder.blame.suggest.advice import applied, checked_advice
+from autograder.blame.suggest.suggest import Suggestion, suggestions
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "blame_cases" / "advice"
@@ -36,7 +36,7 @@ def read(name: str) -> str | None:
 
 def test_a_write_under_no_grad_into_a_buffer_stays_and_the_saving_line_gets_the_copy():
     """§1: power iteration in spectral norm: `self.u.copy_(...)` under no_grad is the program's intent."""
-    report = report_of("power_iteration.py", (14, "torch.Tensor.copy_", False), (15, "torch.dot", "input"))
+    report = report_of("power_iteration.py", (15, "torch.Tensor.copy_", False), (16, "torch.dot", "input"))
     rewrites, words = suggestions(report, read)
     assert rewrites and rewrites[0].kind == "clone_saved"
     assert "torch.dot(self.u.clone(), self.w @ v)" in rewrites[0].after
@@ -47,8 +47,8 @@ def test_a_write_under_no_grad_into_a_buffer_stays_and_the_saving_line_gets_the_
 
 def test_an_optimizer_step_inside_a_helper_is_restricted_from_its_callers_line():
     """§2: the critic's step inside `update_critic(...)`, before the policy loss's backward."""
-    report = report_of("helper_step.py", (13, "torch.Tensor.add_", False), (18, "torch.nn.functional.linear", "input"),
-                       chain=(20,))
+    report = report_of("helper_step.py", (14, "torch.Tensor.add_", False), (19, "torch.nn.functional.linear", "input"),
+                       chain=(21,))
     rewrites, words = suggestions(report, read)
     kinds = [r.kind for r in rewrites]
     assert kinds == ["restrict_backward", "move_step"], kinds
@@ -58,8 +58,8 @@ def test_an_optimizer_step_inside_a_helper_is_restricted_from_its_callers_line()
 
 def test_a_loop_write_into_the_tensor_whose_slice_it_saved_copies_the_slice_it_reads():
     """§3: `T[b][t] = conv(T[b][t])`: a copy of `T` before the statement would be read, saved and written by it."""
-    report = report_of("loop_slices.py", (8, "torch.Tensor.__setitem__", True),
-                       (8, "torch.nn.functional.conv1d", "input"))
+    report = report_of("loop_slices.py", (9, "torch.Tensor.__setitem__", True),
+                       (9, "torch.nn.functional.conv1d", "input"))
     rewrites, _ = suggestions(report, read)
     assert rewrites[0].kind == "clone_saved"
     assert rewrites[0].after.strip() == "T[b][t] = conv(T[b][t].clone().unsqueeze(0)).squeeze(0)"
@@ -83,7 +83,7 @@ def _fix(name: str, tmp_path: Path) -> dict:
     copy = tmp_path / name
     shutil.copy(CASES / name, copy)
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-m", "autograder.blame.script", "--fix", "--json", name], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "autograder.blame.fix.script", "--fix", "--json", name], cwd=tmp_path,
                           capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)["fix"]

@@ -103,9 +103,12 @@ def rewrites(c: Culprit, read: Read) -> list[Rewrite]:
     if src is not None and stmt is not None and is_step(src.code(stmt)):
         return step_rewrites(c, src, stmt, read)
     if c.grad_mode is False:
-        # a write made with gradients off is the program's intent (a buffer, a power iteration's vector, a queue,
-        # running statistics, an EMA teacher): it stays as it is, and backward gets a copy where it saved the tensor
-        return _unique(clone_saved(c, read))
+        # a write made with gradients off into a state the program keeps (a buffer, a power iteration's vector, a
+        # queue, running statistics, an EMA teacher) is its intent: it stays as it is, and backward gets a copy
+        # where it saved the tensor. Into an activation (`out += x` under no_grad), it is the bug hidden: no
+        # rewrite of the line can fix it, and the words say so.
+        line = src.code(stmt) if src is not None and stmt is not None else None
+        return _unique(clone_saved(c, read)) if writes_kept_state(line) else []
     found = write_rewrites(c, src, stmt) if src is not None and stmt is not None else []
     if module_ops(c.op) and not any(r.kind == "not_inplace" for r in found):
         found += construction_rewrites(c, read)
@@ -123,14 +126,43 @@ def _unique(found: list[Rewrite]) -> list[Rewrite]:
     return list(unique.values())
 
 
+def writes_kept_state(code: str | None) -> bool:
+    """Whether the line writes into an attribute of an object (`self.u.copy_(v)`, `self.queue[:, i] = k`,
+    `model.bn.running_mean += d`): a state the program keeps across calls, whose write under no_grad is meant.
+    A write into a plain name (`out += x`) is into an activation of this forward."""
+    import ast
+
+    try:
+        tree = ast.parse((code or "").strip())
+    except SyntaxError:
+        return False
+    if len(tree.body) != 1:
+        return False
+    node = tree.body[0]
+    if isinstance(node, ast.AugAssign):
+        target: ast.expr = node.target
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func,
+                                                                                         ast.Attribute):
+        target = node.value.func.value
+    else:
+        return False
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return isinstance(target, ast.Attribute)
+
+
 def words(c: Culprit, code: str | None, read: Read | None = None) -> str:
     """What to do, in one or two sentences, when no rewrite applies (or none was verified)."""
     shown = f"`{code}`" if code else f"`{c.op}`"
     if is_step(code):
         src, stmt = _statement(c, read) if read is not None else (None, None)
         return step_words(c, code or "opt.step()", later_backward_of(c, src, stmt) if src and stmt else None)
-    if c.grad_mode is False:
+    if c.grad_mode is False and writes_kept_state(code):
         return say("blame: words no_grad", shown=shown, saved=c.saved(), at=_saved_at(c))
+    if c.grad_mode is False:
+        return say("blame: words no_grad activation", shown=shown, saved=c.saved())
     if module_ops(c.op):
         return say("blame: words inplace module", shown=shown, op=c.op, saved=c.saved())
     if c.method == "__setitem__":
@@ -164,7 +196,7 @@ def advised(c: Culprit, code: str | None) -> tuple[str, ...]:
     if is_step(code):
         return ("move_step",) if not c.line_ran_again else ("detach_state",)
     if c.grad_mode is False:
-        return ("clone_saved",)
+        return ("clone_saved",) if writes_kept_state(code) else ()
     if module_ops(c.op):
         return ("not_inplace",)
     if c.method == "__setitem__":

@@ -41,6 +41,11 @@ TEMPLATES: dict[str, str] = {
         "still changes {saved}, so give that line a copy: `.clone()` where it reads the tensor{at} (as PyTorch's "
         "own spectral norm does), or make the write after the backward that needs the old values."),
     "blame: at line": " (line {line})",
+    "blame: words no_grad activation": (
+        "{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): autograd does "
+        "not record it, yet it still changes {saved}, so backward still fails, and what it computes no longer "
+        "carries a gradient. Take it out of `torch.no_grad()` and make it out of place (`out = out + x` for "
+        "`out += x`; `inplace=True` dropped)."),
     "blame: words inplace module": (
         "{shown} calls a module or function with `inplace=True` ({op}), which overwrote its input, {saved}: build it "
         "without `inplace=True` where it is defined (`nn.ReLU()`)."),
