@@ -28,9 +28,11 @@ CORE: dict[str, str] = {
         "optimizer's step), before backward ran: its version counter moved on. Find that write. The fix keeps "
         "what was saved as it was, and computes the same values."),
     "leaf meaning": (
-        "\nWhat it means: a tensor you made with `requires_grad=True` (a leaf, such as a parameter) was changed in "
-        "place while autograd was recording. Change it in place inside `with torch.no_grad():`. Rebinding the "
-        "name to a new tensor (`p = p - ...`) leaves the model's parameter as it was."),
+        "\nWhat it means: a tensor made with `requires_grad=True` (a leaf: a parameter, or a tensor your code was "
+        "handed) was changed in place while autograd was recording. If it is a parameter and this is its update, "
+        "make the update inside `with torch.no_grad():` (rebinding the name, `p = p - ...`, leaves the model's "
+        "parameter as it was). If your code was handed the tensor, do not write into it at all: compute a new one "
+        "(`y = x + out` for `x += out`), because the caller's tensor must stay as it was."),
     "culprit": "The line that broke autograd: {culprit} changed a tensor in place{saved}.",
     "culprit saved": " after {saved_by} had saved it for backward",
     "site": "`{op}`",
