@@ -183,10 +183,15 @@ def _disambiguate(graded: list[Graded]) -> list[Graded]:
     return sorted(out, key=lambda g: (g.student, g.exercise, g.folder))
 
 
-def load(folder: Path) -> list[Graded]:
-    """The graded submissions of `scan`; ReportError where there are none."""
+def scan_some(folder: Path) -> tuple[list[Graded], list[str]]:
+    """`scan`, refusing a folder with no graded submission (ReportError, saying what was skipped)."""
     graded, skipped = scan(folder)
     if not graded:
         extra = say("reports: nothing graded skipped", count=len(skipped), first=skipped[0]) if skipped else ""
         raise ReportError(say("reports: nothing graded", folder=folder, skipped=extra))
-    return graded
+    return graded, skipped
+
+
+def load(folder: Path) -> list[Graded]:
+    """The graded submissions of `scan`; ReportError where there are none."""
+    return scan_some(folder)[0]

@@ -43,7 +43,7 @@ from .gradebook import (
     lms_file_name,
     student_gradebook_csv,
 )
-from .graded import ReportError, scan
+from .graded import scan_some
 from .pages import (
     ORDERS,
     ClassReport,
@@ -94,10 +94,7 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
                  for_students: Path | None = None) -> dict:
     """Writes the teacher's report into OUT (see this module's docstring) and, with `for_students`, one folder
     per student holding only their page. Returns the paths written and `warnings` for the teacher."""
-    graded, skipped = scan(graded_dir)
-    if not graded:
-        extra = say("reports: nothing graded skipped", count=len(skipped), first=skipped[0]) if skipped else ""
-        raise ReportError(say("reports: nothing graded", folder=graded_dir, skipped=extra))
+    graded, skipped = scan_some(graded_dir)
     graded, unsure = undecided(graded)  # files of no exercise the batch could tell: under "needs attention" only
     book = gradebook(graded)
     joined = join(book, read_roster(roster)) if roster is not None else None
