@@ -87,16 +87,21 @@ def _build(ns, inputs, device, dtype) -> nn.Module:
 
 
 def _watch(model: nn.Module, obs: dict[str, Any], key: str = "fc input") -> list[Any]:
-    """Records what `fc` receives (as `key`) and whether it is the very tensor `proj` returned (IN_PLACE)."""
-    made: dict[str, Any] = {}
+    """Records what `fc` receives (as `key`) and whether it is the very tensor `proj` returned (IN_PLACE).
+
+    `proj`'s output is held until `fc` runs: an address compared after its tensor was freed could be handed
+    to the next allocation (a clone) and look the same. Seen once in three calls, so held, never guessed."""
+    made: dict[str, torch.Tensor] = {}
 
     def after_proj(module: nn.Module, args: Any, out: torch.Tensor) -> None:
-        made["proj"] = (out.data_ptr(), tuple(out.shape), out.dtype)
+        made["proj"] = out  # alive, so no later tensor can get its memory
 
     def before_fc(module: nn.Module, args: Any) -> None:
         got = args[0]
         obs[key] = got.detach().clone()
-        same = made.get("proj") == (got.data_ptr(), tuple(got.shape), got.dtype)
+        held = made.pop("proj", None)
+        same = held is not None and (held.data_ptr(), tuple(held.shape), held.dtype) == (
+            got.data_ptr(), tuple(got.shape), got.dtype)
         obs[IN_PLACE] = same and obs.get(IN_PLACE, True)
 
     # the model's layers: modules (nn.Module's __getattr__ also admits tensors)

@@ -53,3 +53,14 @@ def test_out_of_place_dropout_is_right_but_not_the_task(grade):
     """The fix exercise 3 taught (a new tensor) runs and is right; this exercise asks to keep the memory saving."""
     code, _ = KNOWN.wrong["inplace=False"]
     assert failing(grade(ID, code)) == {"in place"}
+
+
+def test_a_clone_fails_in_place_every_time(grade):
+    """A clone of relu's output, dropped out in place, is a new tensor: `in place` fails on every grading.
+    The check once compared addresses after `proj`'s output was freed, and the clone, allocated next, got its
+    memory back about one time in three: the same answer passed and failed by chance. Twenty gradings would
+    have seen that with a probability above 0.999."""
+    code, _ = KNOWN.wrong["clone then in place"]
+    verdicts = {t.status.value for _ in range(20) for t in grade(ID, code, public_only=True).tests
+                if t.name == "in place"}
+    assert verdicts == {"failed"}, verdicts
