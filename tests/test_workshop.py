@@ -141,7 +141,8 @@ class Server:
 
     def __init__(self, process: subprocess.Popen, out: Path, state: Path):
         self.process, self.out, self.state_file = process, out, state
-        self.port, self.host_token = self.wait_for(r"Host: +http://127\.0\.0\.1:(\d+)/dashboard#token=(\S+)")
+        self.port, self.prefix, self.host_token = self.wait_for(
+            r"Host: +http://127\.0\.0\.1:(\d+)(/\S*?)dashboard#token=(\S+)")
         self.port = int(self.port)
         self.code = self.wait_for(r"room ([A-Z0-9]{6})")[0]
         self.helper_token = self.wait_for(r"view=helper&token=(\S+)")[0]

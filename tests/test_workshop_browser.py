@@ -158,3 +158,27 @@ def test_the_projector_keeps_its_spotlight_and_the_passes_of_the_gone_across_a_r
             assert page.text_content("#grid tbody tr[data-exercise=residual_add] .n-passed") == "1"
         finally:
             second.stop()
+
+
+def test_the_join_panel_folds_to_its_line_once_the_room_has_joined(tmp_path):
+    """Open while people join; once someone has joined and nobody for --fold-join-after seconds, folded to one
+    line that still shows the line to type; a click opens it again, and that choice stands."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found (apt-get install -y chromium); CI installs it")
+    with workshop_server(tmp_path, "--fold-join-after", "1") as server, open_browser() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(f"http://127.0.0.1:{server.port}/dashboard#token={server.host_token}")
+        wait_until(page, "document.body.dataset.polls !== undefined")
+        assert page.evaluate("document.getElementById('join').open")  # nobody yet
+        ada = server.join()
+        time.sleep(1.2)
+        assert ada.report()[0] == 200  # a change after the quiet second: the page draws again
+        wait_until(page, "!document.getElementById('join').open")
+        line = f'check.join("http://127.0.0.1:{server.port}/{server.code}")'
+        assert page.text_content("#join-summary") == line and in_view(page, "#join-summary", 720)
+        page.click("#join summary")
+        wait_until(page, "document.getElementById('join').open")
+        version = int(page.evaluate("document.body.dataset.version"))
+        assert ada.report(failing=())[0] == 200
+        wait_until(page, f"+document.body.dataset.version > {version}")
+        assert page.evaluate("document.getElementById('join').open")  # the host's click stands

@@ -272,3 +272,47 @@ def test_the_qr_code_opens_a_page_with_the_line_to_copy(tmp_path):
         assert f"{server.code}&quot;, seat=&quot;&quot;)</pre>".encode() in page and b"<script" not in page
         status, raw = server.request("GET", f"/{server.code}")  # the client's check.join: JSON
         assert status == 200 and raw.startswith(b"{")
+
+
+def test_behind_a_proxy_that_keeps_its_path_the_room_serves_under_that_path(tmp_path, monkeypatch):
+    """`--public-url https://host/ws/room`: a reverse proxy that forwards `/ws/room/CODE/join` as it is. The
+    server serves every route under that path (the join line, the participant's client, the dashboard), and
+    a request without it (a proxy that strips the path after all) is told where the room is."""
+    import json
+    import socket
+
+    from autograder.workshop import client
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "machine"))  # the participant's kept identity
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = start(tmp_path, "--port", str(port), "--public-url", f"http://127.0.0.1:{port}/ws/room",
+                   state=tmp_path / "prefixed.sqlite", name="prefixed")
+    try:
+        assert server.prefix == "/ws/room/"
+        assert f"http://127.0.0.1:{port}/ws/room/{server.code}" in server.out.read_text()  # the join line
+        assert server.request("GET", f"/ws/room/{server.code.lower()}")[0] == 200
+        status, raw = server.request("GET", f"/{server.code}")
+        assert status == 404 and "/ws/room/CODE" in json.loads(raw)["error"]
+        client.join(f"http://127.0.0.1:{port}/ws/room/{server.code}")
+        try:
+            status, raw = server.request("GET", "/ws/room/api/state?view=projector",
+                                         headers={"Authorization": f"Bearer {server.host_token}"})
+            assert status == 200 and json.loads(raw)["participants"] == 1
+            assert server.request("GET", "/ws/room/dashboard")[0] == 200
+        finally:
+            client.leave()
+    finally:
+        server.process.kill()
+        server.process.wait()
+
+
+def test_a_public_url_path_that_is_no_path_prefix_is_refused_in_words(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "autograder.workshop", "serve", "--port", "0", "--no-qr",
+                           "--state", str(tmp_path / "s.sqlite"), "--public-url", "http://h/a b?x=1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "--public-url's path" in done.stdout + done.stderr

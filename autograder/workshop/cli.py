@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import secrets
 import signal
 import sys
@@ -41,7 +42,11 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     s.add_argument("--host", default="0.0.0.0",
                    help="address to listen on (default: all; 127.0.0.1: this machine only)")
     s.add_argument("--port", type=int, help=f"port (default: the room's, else {DEFAULT_PORT}; 0: any free port)")
-    s.add_argument("--public-url", help="the base URL participants reach this server by (a tunnel's https URL)")
+    s.add_argument("--public-url", help="the base URL participants reach this server by (a tunnel's https URL; a "
+                   "path in it, as a reverse proxy keeps it, is served under)")
+    s.add_argument("--fold-join-after", type=float, default=120.0, metavar="SECONDS",
+                   help="the projector folds its join panel to one line once nobody has joined for this long "
+                   "(default 120)")
     s.add_argument("--export", type=Path, metavar="DIR",
                    help="at every stop, write aggregates (CSV, PNG) into a new timestamped folder here")
     s.add_argument("--stuck-attempts", type=int, default=3, help="stuck after this many failed runs (default 3) ...")
@@ -163,7 +168,7 @@ async def _serve(args: argparse.Namespace) -> int:
                     thresholds=Thresholds(args.stuck_attempts, args.stuck_minutes, args.gone_minutes),
                     max_participants=int(meta["max_participants"]), participant_rate=Rate(args.participant_rate, 10),
                     address_rate=Rate(args.address_rate, 4 * args.address_rate),
-                    prefix=hub.prefix if hub else "/",
+                    prefix=hub.prefix if hub else public_prefix(args.public_url), fold_join_s=args.fold_join_after,
                     trusted=args.trust_forwarded or ("X-Forwarded-For" if hub else None))
     workshop = Workshop(config, store, hub)
     try:
@@ -205,6 +210,19 @@ async def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def public_prefix(public_url: str | None) -> str:
+    """The path a reverse proxy keeps in front of every route ("/" where there is none): the server serves
+    under it, so `https://host/workshop/` and the proxy forwarding `/workshop/CODE/join` as it is agree."""
+    from urllib.parse import urlsplit
+
+    from .net import StartError
+
+    path = urlsplit(public_url or "").path.strip("/")
+    if path and not re.fullmatch(r"[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*", path):
+        raise StartError(say("workshop: public url path", path=path))
+    return f"/{path}/" if path else "/"
+
+
 def _bases(args, port: int, interfaces: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """(base URL, where it comes from) for participants: the public URL, or one per interface address."""
     if args.public_url:
@@ -228,7 +246,7 @@ def _banner(args, config, port: int, bases, resumed: bool, store) -> None:
         print(say("workshop: running resumed", code=config.code, people=people, state=args.state))
     print(say("workshop: stops, exports and keeps", export=args.export) if args.export
           else say("workshop: stops and keeps"))
-    print(say("workshop: host url", port=port, token=config.host_token))
+    print(say("workshop: host url", port=port, prefix=config.prefix, token=config.host_token))
     print(say("workshop: host url note"))
     if config.helper_urls:
         print(say("workshop: helpers url", url=config.helper_urls[0]))

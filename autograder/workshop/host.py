@@ -95,7 +95,7 @@ class StaticHandler(HostBase):
 
     def get(self, name: str) -> None:
         if name not in self.TYPES:
-            raise web.HTTPError(404, reason=say("workshop: no such page"))
+            raise web.HTTPError(404, reason=say("workshop: no such page", prefix=self.ws.config.prefix))
         self.set_header("Content-Type", self.TYPES[name])
         self.finish((STATIC / name).read_bytes())
 

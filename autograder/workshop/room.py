@@ -40,6 +40,7 @@ class Config:
     address_rate: Rate = Rate(per_second=50, burst=200)
     join_rate: Rate = Rate(per_second=2, burst=60)
     prefix: str = "/"
+    fold_join_s: float = 120.0  # the join panel folds once someone has joined and nobody for this long
     trusted: str | None = None  # the one forwarding header the proxy in front sets (--trust-forwarded)
     join_urls: tuple[str, ...] = ()
     helper_urls: tuple[str, ...] = ()
@@ -97,11 +98,18 @@ class Workshop:
         self.published = self.version
         self.changes.notify_all()
 
+    def _joined(self) -> bool:
+        """Whether the room has joined: someone has, and nobody for `fold_join_s`. The projector then folds its
+        join panel to one line (the line to type, still readable)."""
+        last = max((t for pid in self.store.people() for t in self.store.joins(pid)), default=None)
+        return last is not None and time.time() - last >= self.config.fold_join_s
+
     def room(self) -> dict:
         """What the views add to the store's data."""
         c = self.config
         return {"version": self.published, "room": c.room, "spotlight": self.spotlight, "starts": self.starts,
-                "join": None if self.hub is not None else {"code": c.code, "urls": list(c.join_urls), "qr": list(c.qr)},
+                "join": None if self.hub is not None else {"code": c.code, "urls": list(c.join_urls), "qr": list(c.qr),
+                                                           "folded": self._joined()},
                 "helpers": list(c.helper_urls),
                 "limits": {"max_participants": self.max_participants, "refused": dict(self.refused),
                            "connections_refused": getattr(self.connections, "refused_connections", 0)}}
@@ -167,4 +175,4 @@ class NotFound(Base):
 
     def prepare(self) -> None:
         super().prepare()
-        raise web.HTTPError(404, reason=say("workshop: no such page"))
+        raise web.HTTPError(404, reason=say("workshop: no such page", prefix=self.ws.config.prefix))

@@ -57,8 +57,10 @@ TEMPLATES: dict[str, str] = {
     "workshop: not in the hosts' group": "you are not in the hub's group of hosts",
     "workshop: host only": "only the host may do this (a helper's token is read-only)",
     "workshop: view refused": "no such view, or not for this token (the controls are the host's only)",
-    "workshop: no such page": ("no such page on this workshop server: participants join at /CODE, the host at "
-                               "/dashboard"),
+    "workshop: no such page": ("no such page on this workshop server: participants join at {prefix}CODE, the "
+                               "host at {prefix}dashboard"),
+    "workshop: public url path": ("--public-url's path {path!r} can't be a path prefix: use letters, digits and "
+                                  "- . _ ~ between slashes"),
     "workshop: no such line": "no shared line with this id",
     "workshop: join page title": "Workshop {code}",
     "workshop: join page intro": ("In your exercise notebook, after `from autograder import check`, run this line "
@@ -96,7 +98,7 @@ TEMPLATES: dict[str, str] = {
     "workshop: stops and keeps": "Ctrl-C (or closing this terminal) stops it and keeps the room.",
     "workshop: stops, exports and keeps": (
         "Ctrl-C (or closing this terminal) stops it and keeps the room, after exporting aggregates into {export}."),
-    "workshop: host url": "  Host:    http://127.0.0.1:{port}/dashboard#token={token}",
+    "workshop: host url": "  Host:    http://127.0.0.1:{port}{prefix}dashboard#token={token}",
     "workshop: host url note": (
         "           (this machine only; its projector view shows the join panel: project the page, not this terminal)"),
     "workshop: helpers url": "  Helpers: {url}",

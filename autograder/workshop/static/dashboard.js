@@ -54,10 +54,18 @@
     $("controls").hidden = view() !== "controls";
   }
 
+  // The join panel folds to its one line once the room has joined (the server says: someone has, and nobody
+  // for --fold-join-after seconds); a click on it opens or folds it, and from then on that choice stands.
+  let joinToggled = false, joinWanted = true;  // the toggle event comes later, as a task: compare, not flag
   function drawJoin(join) {
     $("join").hidden = !join;  // on a JupyterHub nobody joins: the hub says who is who
     if (!join) return;
     $("join-code").textContent = join.code;
+    $("join-summary").textContent = join.urls.length ? 'check.join("' + join.urls[0] + '")' : join.code;
+    if (!joinToggled) {
+      joinWanted = !join.folded;
+      $("join").open = joinWanted;
+    }
     $("join-urls").replaceChildren(...join.urls.map((u) => el("li", 'check.join("' + u + '", seat="")')));
     const canvas = $("qr");
     canvas.hidden = !join.qr.length;
@@ -231,6 +239,7 @@
     }
   }
 
+  $("join").addEventListener("toggle", () => { if ($("join").open !== joinWanted) joinToggled = true; });
   $("clear-spotlight").addEventListener("click", () => post("api/spotlight", {id: null}));
   $("hint-form").addEventListener("submit", (e) => {
     e.preventDefault();
