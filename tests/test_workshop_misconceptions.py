@@ -77,3 +77,35 @@ def test_a_label_written_for_its_answer_reaches_the_projector(tmp_path):
         _, data = server.state()
     assert [(m["label"], m["participants"]) for m in data["misconceptions"]] == [("detaches h but not c", 1)]
     assert data["spotlight"]["explanation"] == c.explanation
+
+
+def test_a_tried_fix_that_fails_like_the_bug_is_told_apart_from_the_untouched_bug(tmp_path):
+    """`out.detach().add_(x)`, one of the tempting fixes the residual notebook lists, fails every check as the
+    bug does, with the same error and op. The participant's kernel sees its culprit line is not the report's,
+    sends only that yes or no, and the projector says "a tried fix", not "the bug, unchanged"."""
+    from autograder.intake.cells import marker_line
+    from autograder.notebook.selfcheck import self_check
+    from autograder.reference_store import known_submissions
+    from autograder.workshop.client import payload
+    from autograder.workshop.course import load
+    from tests.test_workshop import workshop_server
+
+    course = load()
+    broken = known_submissions("residual_add").broken
+    assert "out += x" in broken
+    sent = {}
+    for name, code in (("bug", broken), ("tried", broken.replace("out += x", "out.detach().add_(x)"))):
+        found = self_check("residual_add", history=[f"{marker_line(1, 1)}\n{code}"], namespace={}, timeout=60)
+        sent[name] = payload(found.result, found.report, None)
+        assert "line" not in sent[name]  # the line itself stays in the kernel
+    assert (sent["bug"]["changed"], sent["tried"]["changed"]) == (False, True)
+    assert {k: v for k, v in sent["bug"].items() if k != "changed"} == \
+        {k: v for k, v in sent["tried"].items() if k != "changed"}  # alike in everything else
+    with workshop_server(tmp_path, "--exercises", "residual_add") as server:
+        for name in ("bug", "tried", "tried"):
+            person = server.join()
+            body = {**sent[name], "pseudonym": person.name, "secret": person.secret}
+            assert server.post("report", body)[0] == 200
+        _, data = server.state()
+    labels = {m["label"]: m["participants"] for m in data["misconceptions"]}
+    assert labels == {"the bug, unchanged": 1, course.tried["residual_add"][1].label: 2}

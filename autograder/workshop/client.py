@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from ..feedback.wording import say
 from . import identity
 from .attempt_fields import attempt_fields
+from .course import load as load_course
 from .schema import MAX_SEAT, VERSION, anonymise_line, clean_feedback
 from .sender import OPENER, Heartbeat, Sender, post
 
@@ -176,7 +177,8 @@ def payload(result: Any, run_report: Any, session: Session | None) -> dict:
             "secret": "(kept on this machine)" if session and session.secret else None,
             "exercise": result.exercise, "status": fields["status"],
             "checks": [{"name": n, "passed": p} for n, p in fields["checks"]],
-            "error": fields["error"], "op": fields["op"], "grad_mode": fields["grad_mode"]}
+            "error": fields["error"], "op": fields["op"], "grad_mode": fields["grad_mode"],
+            "changed": load_course().changed(result.exercise, fields["line"])}  # a yes or no: the line stays here
     if session and session.share_line and fields["line"] and fields["status"] != "passed":
         data["line"] = anonymise_line(fields["line"])
     if session and session.share_feedback and fields["status"] != "passed":

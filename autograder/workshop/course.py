@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,11 @@ def signature(failing: list[str] | tuple[str, ...], error: str | None, op: str |
               grad_mode: bool | None) -> str:
     """One failing run's signature, as a canonical string (the key course.json's table uses)."""
     return json.dumps([sorted(set(failing)), error, op, grad_mode if op else None], separators=(",", ":"))
+
+
+def normalise_line(line: str) -> str:
+    """A culprit line as compared with the report's: its words, single-spaced."""
+    return " ".join(line.split())
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,9 @@ class Course:
     by_id: dict[str, Misconception]
     ops: frozenset[str]
     errors: frozenset[str]
+    bug_lines: dict[str, str] = field(default_factory=dict)  # exercise -> the report's culprit line, normalised
+    # exercise -> (the bug's misconception id, "a tried fix that fails like the bug")
+    tried: dict[str, tuple[str, Misconception]] = field(default_factory=dict)
 
     def restricted(self, exercises: tuple[str, ...]) -> Course:
         """The same course, its room limited to `exercises` (ValueError names any that are not the course's)."""
@@ -62,11 +70,21 @@ class Course:
             raise ValueError(say("workshop: not exercises", unknown=", ".join(unknown) or "(none given)",
                                  exercises=", ".join(self.exercises)))
         return Course(tuple(dict.fromkeys(exercises)), self.checks, self.titles, self.table, self.by_id, self.ops,
-                      self.errors)
+                      self.errors, self.bug_lines, self.tried)
 
     def match(self, exercise: str, failing: tuple[str, ...], error: str | None, op: str | None,
-              grad_mode: bool | None) -> Misconception | None:
-        return self.table.get((exercise, signature(failing, error, op, grad_mode)))
+              grad_mode: bool | None, changed: bool | None = None) -> Misconception | None:
+        """The known wrong answer that fails this way. One that fails exactly like the report's bug, whose
+        culprit write is not the bug's line (`changed`, as the participant's kernel saw it), is a tried fix
+        that failed, never "the bug, unchanged"."""
+        found = self.table.get((exercise, signature(failing, error, op, grad_mode)))
+        bug, tried = self.tried.get(exercise, (None, None))
+        return tried if found is not None and changed and found.id == bug else found
+
+    def changed(self, exercise: str, line: str | None) -> bool | None:
+        """Whether a culprit line is not the report's own (None: no line, or no bug line known)."""
+        bug = self.bug_lines.get(exercise)
+        return None if line is None or bug is None else normalise_line(line) != bug
 
     def op(self, name: str | None) -> str | None:
         """The op if the course knows it (an in-place op of torch), else None: nothing else reaches a screen."""
@@ -89,7 +107,7 @@ def load(path: Path = DATA) -> Course:
     if data.get("format") != FORMAT:
         raise ValueError(f"{path}: format {data.get('format')!r}, expected {FORMAT}")
     ids = exercise_ids()
-    checks, titles, table, by_id = {}, {}, {}, {}
+    checks, titles, table, by_id, bug_lines, tried = {}, {}, {}, {}, {}, {}
     for exercise, entry in data["exercises"].items():
         if exercise not in ids:
             continue  # an exercise since removed from the course
@@ -98,5 +116,10 @@ def load(path: Path = DATA) -> Course:
         for m in entry["misconceptions"]:
             found = Misconception(m["id"], exercise, m["label"], m["explanation"], m["read"])
             table[exercise, m["signature"]] = by_id[found.id] = found
+        if entry.get("tried") and entry.get("bug_line"):
+            m = entry["tried"]
+            by_id[m["id"]] = Misconception(m["id"], exercise, m["label"], m["explanation"], m["read"])
+            tried[exercise] = (m["instead_of"], by_id[m["id"]])
+            bug_lines[exercise] = entry["bug_line"]
     return Course(ids, checks, titles, table, by_id, frozenset(data.get("ops", ())),
-                  frozenset(data.get("errors", ())) | _python_errors())
+                  frozenset(data.get("errors", ())) | _python_errors(), bug_lines, tried)

@@ -55,6 +55,7 @@ class Attempt:
     error: str | None = None
     op: str | None = None
     grad_mode: bool | None = None
+    changed: bool | None = None  # the culprit write is not the report's own line: a tried fix
     line: str | None = None
     feedback: str | None = None
     id: str | None = None  # drawn by the client: a report sent again (its answer lost) counts once
@@ -145,7 +146,7 @@ def _optional_bool(data: dict, key: str) -> bool | None:
 
 
 ATTEMPT_KEYS = {"v", "pseudonym", "secret", "exercise", "status", "checks", "error", "op", "grad_mode", "line",
-               "feedback", "id", "ago"}
+               "feedback", "id", "ago", "changed"}
 
 
 def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[str]] | None = None) -> Attempt:
@@ -181,7 +182,8 @@ def parse(body: bytes, exercises: tuple[str, ...], checks: dict[str, frozenset[s
         pseudonym=_text(data, "pseudonym", 30, PSEUDONYM), exercise=exercise, status=Status(status),
         checks=tuple(parsed), secret=_text(data, "secret", 64, SECRET, optional=True),
         error=_text(data, "error", 80, DOTTED, optional=True), op=_text(data, "op", 120, DOTTED, optional=True),
-        grad_mode=_optional_bool(data, "grad_mode"), line=anonymise_line(line) if line else None,
+        grad_mode=_optional_bool(data, "grad_mode"), changed=_optional_bool(data, "changed"),
+        line=anonymise_line(line) if line else None,
         feedback=clean_feedback(feedback) if feedback else None,
         id=_text(data, "id", 32, REPORT_ID, optional=True), ago=float(ago),
     )

@@ -103,7 +103,7 @@ class AttemptHandler(ParticipantHandler):
         op, error = course.op(attempt.op), course.error(attempt.error)
         # only a run that finished and failed is a known wrong answer: a timeout or a crash says nothing of the
         # answer's ideas (its checks all fail with no error, as the starter's do)
-        found = course.match(attempt.exercise, attempt.failing, error, op, attempt.grad_mode) \
+        found = course.match(attempt.exercise, attempt.failing, error, op, attempt.grad_mode, attempt.changed) \
             if attempt.status == "failed" else None
         now = time.time()
         counted = ws.store.record(pid, replace(attempt, op=op, error=error), now, found.id if found else None)

@@ -104,9 +104,9 @@ TEMPLATES: dict[str, str] = {
     "notebook: workshop seat": ", seat {seat!r}",
     "notebook: workshop same participant": " (the same participant as before).",
     "notebook: workshop what is sent": (
-        "Each check() now also sends: your pseudonym, the exercise, pass/fail per check, the error's class "
-        "and the culprit op{line}{feedback}. check.preview() shows exactly what; check.stuck() asks for "
-        "help; check.leave() stops."),
+        "Each check() now also sends: your pseudonym, the exercise, pass/fail per check, the error's class, "
+        "the culprit op and whether its line is the report's{line}{feedback}. check.preview() shows exactly "
+        "what; check.stuck() asks for help; check.leave() stops."),
     "notebook: workshop sends line": ", the culprit line (anonymised)",
     "notebook: workshop sends feedback": ", the feedback text (helpers only)",
     "notebook: workshop kernel died": "(Your last kernel died during check({exercise!r}); the helpers see it.)",

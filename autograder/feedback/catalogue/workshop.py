@@ -144,4 +144,9 @@ TEMPLATES: dict[str, str] = {
     "workshop: explain retain_graph": (
         "`retain_graph=True` keeps the graph for another backward; it does not undo an in-place write to a tensor the "
         "graph saved."),
+    # --- tried fix
+    "workshop: tried fix label": "a tried fix that fails like the bug",
+    "workshop: tried fix": (
+        "The line changed, but not the write: it still writes in place into the tensor backward saved, by its own "
+        "name or through a view or .detach. Put the result in a new tensor."),
 }
