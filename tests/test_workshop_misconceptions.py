@@ -109,3 +109,21 @@ def test_a_tried_fix_that_fails_like_the_bug_is_told_apart_from_the_untouched_bu
         _, data = server.state()
     labels = {m["label"]: m["participants"] for m in data["misconceptions"]}
     assert labels == {"the bug, unchanged": 1, course.tried["residual_add"][1].label: 2}
+
+
+def test_every_wrong_answer_has_words_written_for_it_and_every_written_label_is_reached(built):
+    """What the projector says of a wrong answer is its cause, written for that label: never a list of the
+    checks it fails (the bug's own group, 'like the starting code', aside). Each written explanation names
+    an answer of the catalogue, and that answer's run lands in the group that shows it: words nobody's
+    answer would show are caught."""
+    from autograder.feedback.wording import say
+
+    fallback = say("workshop: fails", fails="")
+    for exercise, entry in built["exercises"].items():
+        for m in entry["misconceptions"]:
+            if not m["label"].startswith(misconceptions.BUG):
+                assert not m["explanation"].startswith(fallback[:8]), (exercise, m["label"])
+    for (exercise, name), written in misconceptions.LABELS.items():
+        shown = [m for m in built["exercises"][exercise]["misconceptions"] if m["explanation"] == written.text]
+        assert shown, (exercise, name)
+        assert any(name in m["label"] or "more that fail alike" in m["label"] for m in shown), (exercise, name)

@@ -149,4 +149,180 @@ TEMPLATES: dict[str, str] = {
     "workshop: tried fix": (
         "The line changed, but not the write: it still writes in place into the tensor backward saved, by its own "
         "name or through a view or .detach. Put the result in a new tensor."),
+
+    # --- labels written for their answers
+    'workshop: label momentum buffer': (
+        "The momentum buffer is not SGD's: it must become momentum * buf + grad + weight_decay * p, written "
+        'inside `torch.no_grad()` too, so that it never carries history.'
+    ),
+    'workshop: label not in place': (
+        "The caller's parameters do not hold SGD's values after the step: update each in its own tensor, in "
+        'place, from a buffer that keeps momentum times its old value.'
+    ),
+    'workshop: label requires_grad off': (
+        'Turning requires_grad off to write the leaf, and leaving it off, stops the parameter learning: no '
+        'later backward reaches it. Write it inside `torch.no_grad()` instead.'
+    ),
+    'workshop: label grads zeroed': (
+        'The step zeroes each .grad; it must leave .grad as None, as zero_grad does by default since torch '
+        '2.0.'
+    ),
+    'workshop: label clamp_ softmax': (
+        'softmax saves its output for backward, and clamp_ writes into that tensor, by its name or through '
+        '.detach: backward raises. Clamp out of place, into a new tensor.'
+    ),
+    'workshop: label hidden add': (
+        'Through .data or after .detach, autograd does not see part of the sum: nothing raises, but a path of'
+        ' the gradient is missing. Add out of place: out = out + x.'
+    ),
+    'workshop: label adds into x': (
+        "`x += out` writes into the caller's x: the caller's tensor changes, and autograd refuses the write "
+        'to a tensor it needs. Add into a new tensor: out = out + x.'
+    ),
+    'workshop: label relu after add': (
+        'This block adds x after its last ReLU. Moving the ReLU after the add changes the output: keep the '
+        'order, and make only the add out of place.'
+    ),
+    "workshop: label not proj's own": (
+        "The exercise keeps the memory saving: `fc` must receive proj's own output, changed in place. Dropout"
+        ' out of place, or on a clone, makes a new tensor.'
+    ),
+    'workshop: label not dropout': (
+        'Not the dropout asked for: in training, each entry zeroed with probability drop_rate or divided by 1'
+        " - drop_rate, a new mask at each call, after the ReLU's values; none in eval."
+    ),
+    'workshop: label hidden dropout': (
+        'Through .data or after .detach, autograd does not see the dropout: nothing raises, but the gradient '
+        'ignores the mask or stops at proj.'
+    ),
+    'workshop: label dropout into x': (
+        "The dropout writes into the caller's x, before proj: the caller's tensor changes, and the input is "
+        "dropped out instead of proj's output."
+    ),
+    'workshop: label second pass': (
+        "The second pass is not the one asked for: the caller's tokens with their last 3 replaced by each "
+        "row's own label tokens, the mask set to 1 there, through the same embed."
+    ),
+    'workshop: label copy of embed': (
+        'A copy of embed, or a first pass under `torch.no_grad()`, cuts a path of the gradient: embed.weight '
+        'gets nothing from one of the passes. Use embed itself, with autograd on.'
+    ),
+    'workshop: label registered copy': (
+        'A copy of embed registered inside forward adds a submodule the model must not have, and what that '
+        'copy learns never reaches embed.weight.'
+    ),
+    'workshop: label mutation context': (
+        'allow_mutation_on_saved_tensors must stay open through the backward too: closed at the end of '
+        'forward, backward fails. Write into copies of tokens and mask instead.'
+    ),
+    'workshop: label not a buffer': (
+        'label_tokens must be a buffer, registered with register_buffer, so that it moves and is saved with '
+        'the model; a plain attribute is not.'
+    ),
+    'workshop: label hidden scale': (
+        "Scaling through .data, or after .detach, hides the scale from autograd: nothing raises, but q's "
+        'gradient misses it or stops. Scale out of place: q = q * self.scale.'
+    ),
+    'workshop: label scale place': (
+        'The scale is missing or in the wrong place: the scores are q times k transposed, times head_dim to '
+        'the power -0.5, before the softmax.'
+    ),
+    'workshop: label scaled weights': (
+        "Scaling qkv's weights in place changes the caller's parameters at every forward, and the gradient is"
+        ' then of other weights. Scale q, out of place, instead.'
+    ),
+    'workshop: label not the loop': (
+        'The training loop is not the one asked for: per chunk, zero the grads, run from the carried state, '
+        'backward, step, and carry the final state, detached, into the next chunk.'
+    ),
+    'workshop: label tuple detach': (
+        "An LSTM's state is a tuple of h and c, and a tuple has no .detach: detach each tensor in it."
+    ),
+    'workshop: label history grows': (
+        "The losses are right, but the state carried into each chunk keeps its history, so each chunk's graph"
+        ' grows. Detach the state between chunks: truncated BPTT.'
+    ),
+    'workshop: label into state0': (
+        "Copying the new state into state0 writes into the caller's tensor. Carry the state in a name of your"
+        ' own instead.'
+    ),
+    'workshop: label D late': (
+        "With D's step after g_loss's backward, D's gradients also hold g_loss's. D steps first, on d_loss "
+        'alone; then g_loss goes through the updated D.'
+    ),
+    'workshop: label G step': (
+        "G's step is not the one asked for: after D's step, g_loss computed through the updated D, and only "
+        'its gradients reaching G.'
+    ),
+    'workshop: label D grads kept': (
+        "D's gradients are never cleared, so the second step adds the first step's gradients to its own. Zero"
+        ' them before each backward.'
+    ),
+    'workshop: label loss floats': (
+        'train_step must return the two losses as Python floats, with .item, not as tensors.'
+    ),
+    'workshop: label first batch': (
+        'Something is made once, for the first batch, and kept: a batch of another size then fails. Make it '
+        'from each batch.'
+    ),
+    'workshop: label detached target': (
+        "Detaching the target's output cuts the graph there: no gradient reaches the target, so its hook "
+        'never runs. Keep the graph; make the ReLU after it out of place.'
+    ),
+    'workshop: label hook on relu': (
+        'The hook must be on model.target itself: a hook on the ReLU after it captures the gradient of '
+        'another tensor.'
+    ),
+    'workshop: label grad_input': (
+        "A full backward hook's grad_output is the gradient of the module's output, which Grad-CAM needs; "
+        'grad_input is the gradient of its input.'
+    ),
+    'workshop: label relu removed': (
+        'The model must keep its ReLU after the target, and its relu and pool modules: removing them changes '
+        'the scores. Make the ReLU out of place instead.'
+    ),
+    'workshop: label pack history': (
+        'pack_hook must return no tensor that requires grad: keeping the saved tensor itself keeps its '
+        'history alive. Keep a detached copy.'
+    ),
+    'workshop: label which version': (
+        "Compare, at unpack, the saved tensor's version now with its version when packed: a copy's version "
+        'never moves, 0 is not always the start, and pack is too early.'
+    ),
+    'workshop: label assert': (
+        "The change must raise a RuntimeError, as PyTorch's own check does; an assert raises AssertionError, "
+        'and python -O removes it.'
+    ),
+    'workshop: label unpack twice': (
+        'A saved tensor can be unpacked more than once, in a graph run backward twice with retain_graph: '
+        'unpack must not free what it packed.'
+    ),
+    'workshop: label say versions': (
+        "The error must say both versions, as PyTorch's does: is at version N; expected version M, with the "
+        "saved tensor's real numbers."
+    ),
+    'workshop: label save output': (
+        'The output must be saved with save_for_backward: a saved copy, or an output kept on ctx, is never '
+        'version-checked, so a later in-place write goes unseen.'
+    ),
+    'workshop: label weight grad': (
+        "The weight's gradient is wrong or missing: per channel, the sum of grad times the input where the "
+        'input was negative, the input recovered from the saved output.'
+    ),
+    'workshop: label own function': (
+        'prelu_ must be a Function of your own that writes x in place and marks it dirty; the built-in prelu,'
+        ' or a write through .data, is not that.'
+    ),
+    'workshop: label own error': (
+        "Backward must not raise an error of its own: PyTorch's version check already raises when the saved "
+        'output changed. Save it with save_for_backward.'
+    ),
+    'workshop: label silent bugs': (
+        "The numbers are not the script's as it should have been: every write must stay, out of place and "
+        'seen by autograd. No .data, no detach, nothing deleted.'
+    ),
+    'workshop: label new parameter': (
+        'A new Parameter replaces model.scale, but the optimizer still holds the old one: the temperature is '
+        'no longer trained. Clamp the Parameter itself, under `torch.no_grad()`.'
+    ),
 }
