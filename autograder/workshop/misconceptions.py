@@ -118,7 +118,7 @@ class Explanation:
 
 def _written(text: str, chapter: str | None = None, proof: Callable[[], bool] | None = None) -> Explanation:
     """An explanation written for one label (LABELS keys it by exercise and one of its answers' names)."""
-    return Explanation(re.compile(""), True, say(text), chapter, proof)
+    return Explanation(re.compile(""), True, text, chapter, proof)
 
 
 def _clamp_into_softmax_raises() -> bool:
@@ -201,64 +201,67 @@ LABELS = {
     ("rnn_hidden", "detaches h but not c"): Explanation(
         re.compile(""), True, say("workshop: explain h but not c"), "08_case_studies", _c_carries_the_last_graph),
     ("leaf_sgd", "no_grad around the parameter update only"): _written(
-        "workshop: label momentum buffer", "06_grad_modes"),
-    ("leaf_sgd", "rebinding the loop name"): _written("workshop: label not in place", "04_leaf_tensors"),
+        say("workshop: label momentum buffer"), "06_grad_modes"),
+    ("leaf_sgd", "rebinding the loop name"): _written(say("workshop: label not in place"), "04_leaf_tensors"),
     ("leaf_sgd", "requires_grad switched off and left off"): _written(
-        "workshop: label requires_grad off", "04_leaf_tensors"),
-    ("leaf_sgd", "gradients zeroed, not set to None"): _written("workshop: label grads zeroed"),
+        say("workshop: label requires_grad off"), "04_leaf_tensors"),
+    ("leaf_sgd", "gradients zeroed, not set to None"): _written(say("workshop: label grads zeroed")),
     ("data_trap", "clamp_ on softmax's output"): _written(
-        "workshop: label clamp_ softmax", "03_version_counter", _clamp_into_softmax_raises),
+        say("workshop: label clamp_ softmax"), "03_version_counter", _clamp_into_softmax_raises),
     ("residual_add", ".data add"): _written(
-        "workshop: label hidden add", "05_detach_clone_data", _hidden_write_misses_a_path),
-    ("residual_add", "adds into the caller's x"): _written("workshop: label adds into x"),
-    ("residual_add", "relu after the add"): _written("workshop: label relu after add"),
-    ("inplace_dropout", "inplace=False"): _written("workshop: label not proj's own"),
-    ("inplace_dropout", "bernoulli mask without rescale"): _written("workshop: label not dropout"),
-    ("inplace_dropout", "in place on .data"): _written("workshop: label hidden dropout", "05_detach_clone_data"),
-    ("inplace_dropout", "dropout in place on the caller's x"): _written("workshop: label dropout into x"),
-    ("sliced_input", "the seed's fix: copies and a second encoder"): _written("workshop: label second pass"),
+        say("workshop: label hidden add"), "05_detach_clone_data", _hidden_write_misses_a_path),
+    ("residual_add", "adds into the caller's x"): _written(say("workshop: label adds into x")),
+    ("residual_add", "relu after the add"): _written(say("workshop: label relu after add")),
+    ("inplace_dropout", "inplace=False"): _written(say("workshop: label not proj's own")),
+    ("inplace_dropout", "bernoulli mask without rescale"): _written(say("workshop: label not dropout")),
+    ("inplace_dropout", "in place on .data"): _written(say("workshop: label hidden dropout"), "05_detach_clone_data"),
+    ("inplace_dropout", "dropout in place on the caller's x"): _written(say("workshop: label dropout into x")),
+    ("sliced_input", "the seed's fix: copies and a second encoder"): _written(say("workshop: label second pass")),
     ("sliced_input", "deepcopy of embed inside forward"): _written(
-        "workshop: label copy of embed", "05_detach_clone_data"),
-    ("sliced_input", "deepcopy of embed registered in forward"): _written("workshop: label registered copy"),
+        say("workshop: label copy of embed"), "05_detach_clone_data"),
+    ("sliced_input", "deepcopy of embed registered in forward"): _written(say("workshop: label registered copy")),
     ("sliced_input", "allow_mutation_on_saved_tensors in forward"): _written(
-        "workshop: label mutation context", "10_beyond_the_basics",
+        say("workshop: label mutation context"), "10_beyond_the_basics",
         _mutation_context_closed_before_backward),
-    ("sliced_input", "label_tokens not a buffer"): _written("workshop: label not a buffer"),
-    ("multi_output_view", ".data scaling"): _written("workshop: label hidden scale", "05_detach_clone_data"),
-    ("multi_output_view", "scale dropped"): _written("workshop: label scale place"),
-    ("multi_output_view", "scale folded into the weights"): _written("workshop: label scaled weights"),
-    ("rnn_hidden", "allow_mutation_on_saved_tensors silences the error"): _written("workshop: label not the loop"),
+    ("sliced_input", "label_tokens not a buffer"): _written(say("workshop: label not a buffer")),
+    ("multi_output_view", ".data scaling"): _written(say("workshop: label hidden scale"), "05_detach_clone_data"),
+    ("multi_output_view", "scale dropped"): _written(say("workshop: label scale place")),
+    ("multi_output_view", "scale folded into the weights"): _written(say("workshop: label scaled weights")),
+    ("rnn_hidden", "allow_mutation_on_saved_tensors silences the error"): _written(say("workshop: label not the loop")),
     ("rnn_hidden", ".detach() breaks on the LSTM tuple"): _written(
-        "workshop: label tuple detach", None, _a_tuple_has_no_detach),
+        say("workshop: label tuple detach"), None, _a_tuple_has_no_detach),
     ("rnn_hidden", "right numbers, but each chunk's graph links to the last"): _written(
-        "workshop: label history grows", "05_detach_clone_data", _history_grows_without_detach),
-    ("rnn_hidden", "copies the new state into state0"): _written("workshop: label into state0"),
-    ("gan_step_order", "D's step moved after G's backward"): _written("workshop: label D late"),
+        say("workshop: label history grows"), "05_detach_clone_data", _history_grows_without_detach),
+    ("rnn_hidden", "copies the new state into state0"): _written(say("workshop: label into state0")),
+    ("gan_step_order", "D's step moved after G's backward"): _written(say("workshop: label D late")),
     ("gan_step_order", "G's gradient through the old D (backward kept to G, D's step after it)"): _written(
-        "workshop: label G step"),
-    ("gan_step_order", "D's grads never zeroed"): _written("workshop: label D grads kept"),
-    ("gan_step_order", "the loss tensors returned"): _written("workshop: label loss floats"),
-    ("gan_step_order", "targets made once, for the first batch"): _written("workshop: label first batch"),
-    ("hook_inplace", "detach the target's output"): _written("workshop: label detached target", "05_detach_clone_data"),
-    ("hook_inplace", "hook on the ReLU module instead"): _written("workshop: label hook on relu"),
-    ("hook_inplace", "grad_input instead of grad_output"): _written("workshop: label grad_input"),
-    ("hook_inplace", "ReLU removed"): _written("workshop: label relu removed"),
+        say("workshop: label G step")),
+    ("gan_step_order", "D's grads never zeroed"): _written(say("workshop: label D grads kept")),
+    ("gan_step_order", "the loss tensors returned"): _written(say("workshop: label loss floats")),
+    ("gan_step_order", "targets made once, for the first batch"): _written(say("workshop: label first batch")),
+    ("hook_inplace", "detach the target's output"): _written(
+        say("workshop: label detached target"), "05_detach_clone_data"),
+    ("hook_inplace", "hook on the ReLU module instead"): _written(say("workshop: label hook on relu")),
+    ("hook_inplace", "grad_input instead of grad_output"): _written(say("workshop: label grad_input")),
+    ("hook_inplace", "ReLU removed"): _written(say("workshop: label relu removed")),
     ("saved_hooks", "keeps the tensor with its history"): _written(
-        "workshop: label pack history", "10_beyond_the_basics"),
-    ("saved_hooks", "checks the copy's version"): _written("workshop: label which version", "03_version_counter"),
-    ("saved_hooks", "assert instead of RuntimeError"): _written("workshop: label assert"),
-    ("saved_hooks", "unpack frees its copy"): _written("workshop: label unpack twice"),
+        say("workshop: label pack history"), "10_beyond_the_basics"),
+    ("saved_hooks", "checks the copy's version"): _written(say("workshop: label which version"), "03_version_counter"),
+    ("saved_hooks", "assert instead of RuntimeError"): _written(say("workshop: label assert")),
+    ("saved_hooks", "unpack frees its copy"): _written(say("workshop: label unpack twice")),
     ("saved_hooks", "says it changed, not the versions"): _written(
-        "workshop: label say versions", "01_reading_the_error"),
-    ("custom_inplace", "saves a copy of the input"): _written("workshop: label save output", "10_beyond_the_basics"),
-    ("custom_inplace", "the weight's gradient from the output, not the input"): _written("workshop: label weight grad"),
+        say("workshop: label say versions"), "01_reading_the_error"),
+    ("custom_inplace", "saves a copy of the input"): _written(
+        say("workshop: label save output"), "10_beyond_the_basics"),
+    ("custom_inplace", "the weight's gradient from the output, not the input"): _written(
+        say("workshop: label weight grad")),
     ("custom_inplace", "built-in prelu, out of place"): _written(
-        "workshop: label own function", "10_beyond_the_basics"),
+        say("workshop: label own function"), "10_beyond_the_basics"),
     ("custom_inplace", "an error of its own in backward"): _written(
-        "workshop: label own error", "10_beyond_the_basics"),
-    ("capstone", "only the raising line fixed"): _written("workshop: label silent bugs", "05_detach_clone_data"),
-    ("capstone", "a new Parameter for the clamp"): _written("workshop: label new parameter"),
-    ("capstone", "an index kept from the first batch"): _written("workshop: label first batch"),
+        say("workshop: label own error"), "10_beyond_the_basics"),
+    ("capstone", "only the raising line fixed"): _written(say("workshop: label silent bugs"), "05_detach_clone_data"),
+    ("capstone", "a new Parameter for the clamp"): _written(say("workshop: label new parameter")),
+    ("capstone", "an index kept from the first batch"): _written(say("workshop: label first batch")),
 }
 MAX_NAMES = 2  # a label names at most this many of the answers that fail alike: two projector lines
 
