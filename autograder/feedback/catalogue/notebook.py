@@ -18,8 +18,9 @@ TEMPLATES: dict[str, str] = {
         "{op} is the saved tensor's grad_fn when backward ran. If an op saved it as its output (relu, "
         "sigmoid, exp, softmax), that is the op that saved it. If an op saved it as its input (gelu, pow, "
         "mul, a linear layer), it is the last recorded in-place op that wrote it, often the line you look "
-        "for; or the op that made it, if the write was not recorded (no_grad, an optimizer step); or "
-        "AsStrided, for a view whose base was written. It is never the op that saved an input"),
+        "for; or the op that made it, if the write was not recorded (no_grad, an optimizer step). If the "
+        "saved tensor is a view, it is AsStrided, whatever wrote it or its base, recorded or not. It is never "
+        "the op that saved an input"),
     "notebook: predict no op": (
         "no op is named: the saved tensor has no grad_fn. Either it needs no gradient, or it is a leaf that "
         "needs one (a parameter, or a tensor made with requires_grad=True)"),
