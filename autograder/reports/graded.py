@@ -40,7 +40,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 
@@ -273,7 +273,7 @@ def overridden(result: Result, override: Override) -> Result:
     return replace(result, score=override.score, status=status)
 
 
-def _apply(folder: Path, keyed: list[tuple[tuple[str, ...], Result]]) -> tuple[list[Result | None], list[str]]:
+def _apply(folder: Path, keyed: Sequence[tuple[tuple[str, ...], Result]]) -> tuple[list[Result | None], list[str]]:
     overrides, warnings = read_overrides(folder)
     by_key = {_key(o.student, o.exercise): o for o in overrides}
     used: set[tuple[str, str]] = set()
