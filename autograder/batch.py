@@ -251,7 +251,12 @@ def grade_batch(
             now = [rows[s.name] for s in submissions if s.name in rows]
             graded_now = [rows[s.name] for s in submissions if s.name in fresh]
             every = now + others_in(out, {s.name for s in submissions if s.name in rows})
-            write_gradebook(out, gradebook_rows(every, graded_now) if gradebook_rows else every)
+            shown = every
+            try:
+                if gradebook_rows is not None:
+                    shown = gradebook_rows(every, graded_now)
+            finally:  # where the caller's rows fail: the results as graded, and its error
+                write_gradebook(out, shown)
     return [rows[s.name] for s in submissions if s.name not in skipped]
 
 

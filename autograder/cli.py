@@ -114,7 +114,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=console, disable=args.quiet)
     with progress:
-        task = progress.add_task("", total=len(found))
+        task = progress.add_task("", total=None if args.only_exercise else len(found))  # unknown: which are
 
         def done(name: str, result: Result, reused: bool) -> None:
             shown = terminal_text(name).replace("[", "\\[")  # a file's name is text, never markup

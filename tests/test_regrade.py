@@ -198,7 +198,8 @@ def test_grading_again_keeps_one_latest_result_per_student_and_exercise(tmp_path
     # ada graded again with --drop-overrides: her override goes, bob's stays
     dropped = grade(root, "class/ada", "--regrade", "--drop-overrides")
     assert "dropped the score set by hand for ada, residual_add" in dropped.stderr
-    assert (out / OVERRIDES).read_text().splitlines() == ["student,exercise,score,reason", "bob,sliced_input,4,oral exam"]
+    assert (out / OVERRIDES).read_text().splitlines() == ["student,exercise,score,reason",
+                                                          "bob,sliced_input,4,oral exam"]
     counted = check_every_export(root, {("bob", "sliced_input"): 4.0})
     assert counted[("ada", "residual_add")] == 10.0
 
@@ -241,3 +242,38 @@ def test_a_file_graded_before_keeps_its_name_whatever_path_names_it(tmp_path):
     (out / RECORD).write_text("[not the record")  # not what the batch writes: as if there were none
     (found,) = name_submissions([file], out)
     assert found.name == "03_residual_add.ipynb"
+
+
+def test_a_record_naming_a_path_out_of_the_folder_is_not_followed(tmp_path):
+    """graded_from.json is the grader's, but read as anything else in --out is: a name in it that is not one
+    folder (`../x`) is ignored, and the file is named as if the record did not say."""
+    (tmp_path / "class" / "ada").mkdir(parents=True)
+    file = tmp_path / "class" / "ada" / "03_residual_add.ipynb"
+    file.write_text("{}")
+    out = tmp_path / "grades"
+    out.mkdir()
+    (out / RECORD).write_text(json.dumps({"roots": [], "files": {"../escape": str(file), "..": str(file)}}))
+    (found,) = name_submissions([tmp_path / "class"], out)
+    assert found.name == "ada__03_residual_add.ipynb"
+
+
+def test_overrides_that_cannot_apply_are_said_and_the_rest_applied(tmp_path):
+    from autograder.core.status import Status
+    from autograder.reports.graded import overridden_results
+
+    def result(name: str, status: Status = Status.FAILED) -> Result:
+        return Result(exercise="residual_add", submission=name, status=status, score=3.0, max_score=10.0,
+                      output="3/10 points.")
+
+    (tmp_path / OVERRIDES).write_text("student,exercise,score,reason,note\nada,residual_add,8,oral,x\n"
+                                      "bob,residual_add,-1,typo,\nzed,residual_add,5,nobody,\n"
+                                      "eve,residual_add,10,grader failed; marked by hand,\n")
+    got, warnings = overridden_results(tmp_path, [result("ada__03_residual_add.ipynb"),
+                                                  result("bob__03_residual_add.ipynb"),
+                                                  result("eve__03_residual_add.ipynb", Status.GRADER_ERROR)])
+    assert [r.score for r in got] == [8.0, 3.0, 10.0]
+    assert got[2].status == Status.PASSED  # a grader error the teacher scored counts
+    assert len(warnings) == 2 and "line 3" in warnings[0] and "zed" in warnings[1]
+    (tmp_path / OVERRIDES).write_text("name,points\nada,8\n")
+    got, warnings = overridden_results(tmp_path, [result("ada__03_residual_add.ipynb")])
+    assert got[0].score == 3.0 and "student, exercise, score, reason" in warnings[0]

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .discover import RESULTS, Submission, find_submissions, submission_name, unique_names
+from .discover import NAME_LIMIT, RESULTS, Submission, find_submissions, submission_name, unique_names
 from .files import json_text, read_bounded, write_atomically
 
 RECORD = "graded_from.json"
@@ -61,9 +62,15 @@ def read_record(out: Path) -> Record:
         return Record()
     roots, files = data.get("roots"), data.get("files")
     roots = tuple(r for r in roots if isinstance(r, str)) if isinstance(roots, list) else ()
-    files = {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)} \
+    files = {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str) and _a_name(k)} \
         if isinstance(files, dict) else {}
     return Record(roots, files)
+
+
+def _a_name(name: str) -> bool:
+    """A submission name as discover.submission_name makes them: one folder in OUT, never a path out of it."""
+    return 0 < len(name) <= NAME_LIMIT + 20 and name not in (".", "..") and re.fullmatch(r"[A-Za-z0-9._-]+", name) \
+        is not None
 
 
 def _graded_file(out: Path, name: str) -> str | None:
