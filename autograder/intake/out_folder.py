@@ -33,10 +33,16 @@ RECORD_LIMIT = 50_000_000
 RESULTS_LIMIT = 20_000_000
 
 
-def where(path: Path) -> str:
-    """The file's absolute path, its folders' links resolved (not the file's own: a link is refused, not followed)."""
-    absolute = Path(os.path.abspath(path))
-    return str(Path(os.path.realpath(absolute.parent)) / absolute.name)
+def where(path: Path, folders: dict[str, str] | None = None) -> str:
+    """The file's absolute path, its folders' links resolved (not the file's own: a link is refused, not followed).
+    `folders`: real paths of folders resolved already, to reuse."""
+    absolute = os.path.abspath(path)
+    parent, name = os.path.split(absolute)
+    if folders is None:
+        return os.path.join(os.path.realpath(parent), name)
+    if parent not in folders:
+        folders[parent] = os.path.realpath(parent)
+    return os.path.join(folders[parent], name)
 
 
 def _is_folder(path: Path) -> bool:
@@ -92,13 +98,18 @@ def name_submissions(paths: list[Path], out: Path) -> list[Submission]:
     batch, a file graded into `out` before under the name it had, and no name that holds another file's result."""
     record = read_record(out)
     files = find_submissions(paths, exclude=[out])
-    absolute = [where(f) for f in files]
+    resolved: dict[str, str] = {}
+    absolute = [where(f, resolved) for f in files]
+    try:
+        present = set(os.listdir(out))
+    except OSError:
+        present = set()
     roots = [Path(r) for r in dict.fromkeys([*record.roots, *_folders(paths)])]
     known = {file: name for name, file in record.files.items()}
     names = unique_names(files, [known.get(a) or submission_name(Path(a), roots) for a in absolute])
     taken = set(names) | set(record.files)
     for i, (name, file) in enumerate(zip(names, absolute)):
-        holder = record.files.get(name) or _graded_file(out, name)
+        holder = record.files.get(name) or (_graded_file(out, name) if name in present else None)
         if holder is None or holder == file:
             continue
         stem, dot, suffix = name.rpartition(".")
@@ -115,5 +126,6 @@ def remember(out: Path, paths: list[Path], submissions: Iterable[Submission]) ->
     """Adds this batch's class folders and its files' names to OUT/graded_from.json (atomically)."""
     record = read_record(out)
     roots = list(dict.fromkeys([*record.roots, *_folders(paths)]))
-    files = {**record.files, **{s.name: where(s.path) for s in submissions}}
+    resolved: dict[str, str] = {}
+    files = {**record.files, **{s.name: where(s.path, resolved) for s in submissions}}
     write_atomically(out / RECORD, json_text({"roots": roots, "files": files}))
