@@ -25,9 +25,10 @@ from .core.spec import Exercise
 from .core.status import Status
 from .exercises import EXERCISES, get
 from .feedback.wording import say
-from .intake.discover import Submission, named_submissions
+from .intake.discover import RESULTS, Submission
 from .intake.exercise_of import Malformed, exercise_of, guess
 from .intake.files import csv_cell, json_text, plain_data, read_bounded, safe_text, write_atomically
+from .intake.out_folder import name_submissions, remember
 from .intake.submission import MAX_BYTES, Answer, SubmissionError, answer_code
 from .pipeline import Prepared, judge, prepare, run
 from .runner import Runner
@@ -184,9 +185,19 @@ def grade_batch(
     on_done: Callable[[str, Result, bool], None] | None = None,
     preparations: Preparations | None = None,
     found: list[Submission] | None = None,
+    regrade: bool = False,
+    only_exercise: str | None = None,
+    gradebook_rows: Callable[[list[Result], list[Result]], list[Result]] | None = None,
 ) -> list[Result]:
     """Grades every submission under `paths` into `out`; returns the results as written, in order. `found`: the
-    submissions under `paths` (discover.named_submissions), where the caller has them already.
+    submissions under `paths` (out_folder.name_submissions), where the caller has them already. `regrade`: grade
+    again files whose results.json holds their grade already. `only_exercise`: grade only the files of that
+    exercise (the others keep the results they have and are not returned). `gradebook_rows`: (every result in
+    `out`, those graded now) -> the gradebook's rows (the teacher's overrides applied, say).
+
+    gradebook.csv has a row for every result in `out`, this batch's first, then the others by name: grading a
+    few files again into a graded folder replaces their rows and keeps everyone else's. A file graded again keeps
+    its name (out_folder.py), so its new result replaces the old one instead of adding a second.
 
     Each file is read once, in the worker thread that grades it: the SHA-256 that tells a rerun it was graded
     already is of the bytes graded. Every file gets exactly one verdict: grade_file never raises, and a worker
@@ -195,13 +206,19 @@ def grade_batch(
     """
     rows: dict[str, Result] = {}
     submissions: list[Submission] = []
+    skipped: set[str] = set()
+    fresh: set[str] = set()  # graded now, not reused
     try:
-        submissions = found if found is not None else named_submissions(paths, exclude=[out])
+        submissions = found if found is not None else name_submissions(paths, out)
         preparations = preparations or Preparations(settings)
 
         def work(submission: Submission) -> tuple[Result, bool]:
             answer = read(submission.path)
-            done = previous_result(out / submission.name / "results.json", answer.sha256, submission.name)
+            if only_exercise is not None and not _of_exercise(answer, submission.path, settings, only_exercise):
+                skipped.add(submission.name)
+                raise _Skipped
+            done = None if regrade else previous_result(out / submission.name / RESULTS, answer.sha256,
+                                                        submission.name)
             if done is not None:
                 return done, True
             result = grade_file(submission.path, submission.name, settings, runner, preparations, answer)
@@ -213,6 +230,8 @@ def grade_batch(
                 submission = futures[future]
                 try:
                     result, reused = future.result()
+                except _Skipped:
+                    continue
                 except Exception as e:  # noqa: BLE001 - its own verdict; the batch goes on
                     reused = False
                     result = replace(grader_error(submission.name, guess(submission.path, settings.exercise, EXERCISES),
@@ -222,10 +241,49 @@ def grade_batch(
                     except Exception:  # noqa: BLE001 - the disk: the gradebook row says what happened
                         result = Result.from_json(plain_data(result.to_json()))
                 rows[submission.name] = result
+                if not reused:
+                    fresh.add(submission.name)
                 _notify(on_done, submission.name, result, reused)
     finally:
-        write_gradebook(out, [rows[s.name] for s in submissions if s.name in rows])
-    return [rows[s.name] for s in submissions]
+        try:
+            remember(out, paths, [s for s in submissions if s.name in rows])
+        finally:
+            now = [rows[s.name] for s in submissions if s.name in rows]
+            graded_now = [rows[s.name] for s in submissions if s.name in fresh]
+            every = now + others_in(out, {s.name for s in submissions if s.name in rows})
+            shown = every
+            try:
+                if gradebook_rows is not None:
+                    shown = gradebook_rows(every, graded_now)
+            finally:  # where the caller's rows fail: the results as graded, and its error
+                write_gradebook(out, shown)
+    return [rows[s.name] for s in submissions if s.name not in skipped]
+
+
+class _Skipped(Exception):
+    """A file of another exercise than --only-exercise: left as it is."""
+
+
+def _of_exercise(answer: Answer | SubmissionError, path: Path, settings: Settings, exercise: str) -> bool:
+    which = exercise_of(answer if isinstance(answer, Answer) else path, settings.exercise, EXERCISES)
+    return (which.exercise if isinstance(which, Malformed) else which) == exercise
+
+
+def others_in(out: Path, names: set[str]) -> list[Result]:
+    """The results in `out` other than `names`, by name: what earlier batches graded (each read as
+    previous_result reads one; a folder whose results.json does not read as a Result is left out)."""
+    try:
+        folders = sorted(p.name for p in out.iterdir() if p.name not in names)
+    except OSError:
+        return []
+    found = []
+    for name in folders:
+        try:
+            data = json.loads(read_bounded(out / name / RESULTS, MAX_BYTES).decode("utf-8"))
+            found.append(Result.from_json(data))
+        except Exception:  # noqa: BLE001 - not a folder, missing, a link, not JSON, not a Result: no row
+            continue
+    return found
 
 
 GRADEBOOK_FIELDS = ("submission", "exercise", "status", "score", "max_score", "execution_time", "results")

@@ -61,7 +61,7 @@ def _limits(args: argparse.Namespace):
 def cmd_grade(args: argparse.Namespace) -> int:
     """Launches the sandboxed workers first, before this process imports torch: the imports of torch (the
     grader's and each worker's) then share the cores instead of queueing."""
-    from .intake.discover import named_submissions
+    from .intake.out_folder import name_submissions
     from .runner.pool import PoolError, WarmPool
 
     if args.jobs < 1:
@@ -69,7 +69,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not p.exists()]
     if missing:
         return _usage(say("cli: no such path", paths=", ".join(map(str, missing))))
-    found = named_submissions(args.paths, exclude=[args.out])  # unique names: clashing files all graded
+    found = name_submissions(args.paths, args.out)  # unique names; a file graded into --out before keeps its own
     if not found:
         return _usage(say("cli: no submissions", paths=", ".join(map(str, args.paths))))
     try:
@@ -93,6 +93,8 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
 
     if args.exercise and args.exercise not in EXERCISES:
         return _usage(say("intake: unknown asked", asked=repr(args.exercise), known=", ".join(EXERCISES)))
+    if args.only_exercise and args.only_exercise not in EXERCISES:
+        return _usage(say("intake: unknown asked", asked=repr(args.only_exercise), known=", ".join(EXERCISES)))
     devices = _devices(args.device)
     torch.set_num_threads(1)  # the reference's tensors are tiny; --jobs gives the parallelism
     settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
@@ -112,16 +114,34 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
     progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=console, disable=args.quiet)
     with progress:
-        task = progress.add_task("", total=len(found))
+        task = progress.add_task("", total=None if args.only_exercise else len(found))  # unknown: which are
 
         def done(name: str, result: Result, reused: bool) -> None:
             shown = terminal_text(name).replace("[", "\\[")  # a file's name is text, never markup
             progress.update(task, advance=1, description=f"{shown}{' (already graded)' if reused else ''}")
 
         results = grade_batch(args.paths, args.out, settings, pool, jobs=args.jobs, on_done=done,
-                              preparations=preparations, found=found)
+                              preparations=preparations, found=found, regrade=args.regrade,
+                              only_exercise=args.only_exercise, gradebook_rows=_overridden(args))
     _summary(console, results, args.out, args.table, public_salt=settings.salt == DEFAULT_SALT)
     return 1 if any(r.status == "grader_error" for r in results) else 0
+
+
+def _overridden(args: argparse.Namespace) -> Callable[[list[Result], list[Result]], list[Result]]:
+    """gradebook.csv's rows with the teacher's overrides (OUT/overrides.csv) applied; with --drop-overrides, those
+    of the submissions graded now are dropped first."""
+    from .reports.graded import drop_overrides, overridden_results
+
+    def rows(every: list[Result], graded_now: list[Result]) -> list[Result]:
+        if args.drop_overrides:
+            for line in drop_overrides(args.out, graded_now):
+                print(line, file=sys.stderr)
+        results, warnings = overridden_results(args.out, every)
+        for line in warnings:
+            print(f"warning: {line}", file=sys.stderr)
+        return results
+
+    return rows
 
 
 TABLE_ROWS = 20
@@ -310,6 +330,13 @@ def _grade_arguments(g: argparse.ArgumentParser) -> None:
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.add_argument("--table", action="store_true",
                    help=f"list every submission at the end (by default only when there are at most {TABLE_ROWS})")
+    g.add_argument("--regrade", action="store_true",
+                   help="grade again files whose results in --out are of the same bytes (by default they are kept)")
+    g.add_argument("--only-exercise", metavar="ID",
+                   help="grade only the files of this exercise; the others' results in --out stay as they are")
+    g.add_argument("--drop-overrides", action="store_true",
+                   help="drop the rows of OUT/overrides.csv (scores set by hand) of the submissions graded now "
+                        "(by default an override outlives any regrading)")
     g.set_defaults(func=cmd_grade)
 
 

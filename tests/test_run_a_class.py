@@ -27,8 +27,10 @@ def commands(page: Path) -> list[str]:
 def test_the_page_gives_the_five_steps_in_order():
     """Each block's first command that is not an `export` of a setting (the salt, before grading)."""
     found = [next(ln for ln in c.splitlines() if not ln.startswith("export ")).split()[0:2] for c in commands(PAGE)]
-    assert found == [["autograder", "release"], ["cp", "-r"], ["autograder", "grade"], ["autograder", "report"],
-                     ["head", "-3"]]
+    assert found[:5] == [["autograder", "release"], ["cp", "-r"], ["autograder", "grade"], ["autograder", "report"],
+                         ["head", "-3"]]
+    again = [c for c in commands(PAGE) if "--out grades" in c and c not in commands(PAGE)[:5]]
+    assert len(again) == 2 and all("autograder grade submissions" in c for c in again)  # "Grading again"
 
 
 @pytest.mark.slow
@@ -64,3 +66,11 @@ def test_the_commands_run_in_order_on_the_sample_class(tmp_path):
     header = printed[4].splitlines()[0]
     assert header.startswith("Student,ID,SIS User ID,SIS Login ID,Section")
     assert (report / "gradebook_lms.csv").is_file()
+
+    # Grading again: Bob's folder, then one exercise with a score set by hand; still one result per file
+    assert "12 submissions" in printed[5]
+    rows = {r["submission"]: r for r in csv.DictReader((tmp_path / "grades" / "gradebook.csv").open())}
+    assert len(rows) == 72 and rows["bob__03_residual_add.ipynb"]["status"] == "passed"
+    assert rows["cleo__05_sliced_input.ipynb"]["score"] == "6"  # the override, in gradebook.csv too
+    canvas = {r["SIS Login ID"]: r for r in csv.DictReader((report / "gradebook_canvas.csv").open())}
+    assert canvas["cleo"]["05_sliced_input (4413)"] == "6" and canvas["bob"]["03_residual_add (4411)"] == "10"

@@ -33,17 +33,21 @@ and reported (with the field that gave it away), the others still make the repor
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
 import os
 import re
 import stat
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 
 from ..core.result import Result
 from ..core.status import Status
 from ..feedback.wording import say
-from ..intake.files import RefusedFile, read_bounded
+from ..intake.files import RefusedFile, read_bounded, write_atomically
 
 UNKNOWN_STUDENT = "(unknown)"
 RESULTS_LIMIT = 20_000_000
@@ -75,6 +79,8 @@ class Graded:
     lms: str = ""
     lms_id: str = ""
     late: bool = False
+    override: Override | None = None  # the teacher's score, set by hand (its `result` already holds it)
+    graded_score: float | None = None  # where overridden, the score grading gave
 
     @property
     def exercise(self) -> str:
@@ -195,3 +201,135 @@ def scan_some(folder: Path) -> tuple[list[Graded], list[str]]:
 def load(folder: Path) -> list[Graded]:
     """The graded submissions of `scan`; ReportError where there are none."""
     return scan_some(folder)[0]
+
+
+# ---- scores set by hand: OUT/overrides.csv ----------------------------------------------------------------
+
+OVERRIDES = "overrides.csv"
+"""The teacher's file in the graded folder: a score set by hand per student and exercise, which outlives any
+regrading (`grade --drop-overrides` drops those of the submissions it grades)."""
+OVERRIDE_FIELDS = ("student", "exercise", "score", "reason")
+OVERRIDES_LIMIT = 5_000_000
+
+
+@dataclass(frozen=True)
+class Override:
+    student: str
+    exercise: str
+    score: float
+    reason: str
+    line: int  # in overrides.csv, for the teacher's messages
+
+
+def _key(student: str, exercise: str) -> tuple[str, str]:
+    """`Ada Lovelace` and `ada_lovelace` are one student; the exercise id is compared as written."""
+    return re.sub(r"[\W_]+", "", student.casefold()), exercise.strip()
+
+
+def _override_rows(folder: Path) -> tuple[list[dict[str, str]], list[str]]:
+    path = folder / OVERRIDES
+    try:
+        text = read_bounded(path, OVERRIDES_LIMIT).decode("utf-8-sig")
+    except FileNotFoundError:
+        return [], []
+    except (OSError, UnicodeDecodeError) as e:
+        return [], [say("reports: overrides not read", file=path, why=e)]
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in reader.fieldnames or []]
+    if not set(OVERRIDE_FIELDS) <= set(header):
+        return [], [say("reports: overrides columns", file=path, needed=", ".join(OVERRIDE_FIELDS),
+                        found=", ".join(header) or "none")]
+    try:
+        return [{(k or "").strip(): (v if isinstance(v, str) else "") for k, v in row.items()} for row in reader], []
+    except csv.Error as e:
+        return [], [say("reports: overrides not read", file=path, why=e)]
+
+
+def read_overrides(folder: Path) -> tuple[list[Override], list[str]]:
+    """FOLDER/overrides.csv's rows (columns student, exercise, score, reason; others ignored), and a line for the
+    teacher per row not applied (a score that is not a number of 0 or more) or the file not read."""
+    rows, warnings = _override_rows(folder)
+    found: dict[tuple[str, str], Override] = {}
+    for line, row in enumerate(rows, start=2):
+        try:
+            score = float(row["score"])
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score) or score < 0:
+            warnings.append(say("reports: override bad score", file=folder / OVERRIDES, line=line,
+                                score=repr(row["score"][:40])))
+            continue
+        override = Override(row["student"].strip(), row["exercise"].strip(), score, row["reason"].strip(), line)
+        found[_key(override.student, override.exercise)] = override  # a later row of the same pair wins
+    return list(found.values()), warnings
+
+
+def overridden(result: Result, override: Override) -> Result:
+    """`result` with the teacher's score. Its status says what grading found, but for a grader error, which the
+    teacher's score settles (it counts then as passed or failed, by the score)."""
+    status = result.status
+    if status == Status.GRADER_ERROR:
+        status = Status.PASSED if override.score >= result.max_score > 0 else Status.FAILED
+    return replace(result, score=override.score, status=status)
+
+
+def _apply(folder: Path, keyed: Sequence[tuple[tuple[str, ...], Result]]) -> tuple[list[Result | None], list[str]]:
+    overrides, warnings = read_overrides(folder)
+    by_key = {_key(o.student, o.exercise): o for o in overrides}
+    used: set[tuple[str, str]] = set()
+    out: list[Result | None] = []
+    for students, result in keyed:
+        hit = next((k for k in (_key(s, result.exercise) for s in students) if k in by_key), None)
+        if hit is None:
+            out.append(None)
+            continue
+        used.add(hit)
+        out.append(overridden(result, by_key[hit]))
+    warnings += [say("reports: override matches nothing", file=folder / OVERRIDES, line=o.line, student=o.student,
+                     exercise=o.exercise) for k, o in by_key.items() if k not in used]
+    return out, warnings
+
+
+def overridden_results(folder: Path, results: list[Result]) -> tuple[list[Result], list[str]]:
+    """`results` (the batch's gradebook rows) with FOLDER/overrides.csv applied, by student (student_of) and
+    exercise; and the teacher's warnings (read_overrides's, and a row that matches no result)."""
+    changed, warnings = _apply(folder, [((student_of(r),), r) for r in results])
+    return [c or r for c, r in zip(changed, results)], warnings
+
+
+def with_overrides(folder: Path, graded: list[Graded]) -> tuple[list[Graded], list[str]]:
+    """`graded` with FOLDER/overrides.csv applied (the student as scan named them, or as identify does, before a
+    name shared by two LMS users took its id), and the teacher's warnings."""
+    keyed = [((g.student, identify(g.result).student), g.result) for g in graded]
+    changed, warnings = _apply(folder, keyed)
+    overrides = {_key(o.student, o.exercise): o for o in read_overrides(folder)[0]}
+    out = []
+    for g, c in zip(graded, changed):
+        if c is None:
+            out.append(g)
+            continue
+        o = next(overrides[k] for k in (_key(s, g.exercise) for s in (g.student, identify(g.result).student))
+                 if k in overrides)
+        out.append(replace(g, result=c, override=o, graded_score=g.result.score))
+    return out, warnings
+
+
+def drop_overrides(folder: Path, graded_now: Iterable[Result]) -> list[str]:
+    """Removes from FOLDER/overrides.csv (atomically) the rows of the students and exercises of `graded_now`;
+    returns a line per row dropped. The file's other rows and columns stay as they were."""
+    rows, warnings = _override_rows(folder)
+    if warnings or not rows:
+        return warnings
+    regraded = {_key(student_of(r), r.exercise) for r in graded_now}
+    kept = [row for row in rows if _key(row["student"], row["exercise"]) not in regraded]
+    if len(kept) == len(rows):
+        return []
+    buffer = io.StringIO()
+    fields = list(dict.fromkeys([*OVERRIDE_FIELDS, *rows[0]]))
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for row in kept:
+        writer.writerow({k: row.get(k, "") for k in fields})  # the teacher's own text, as they wrote it
+    write_atomically(folder / OVERRIDES, buffer.getvalue(), 0o644)
+    return [say("reports: override dropped", file=folder / OVERRIDES, student=row["student"], exercise=row["exercise"],
+                score=row["score"], reason=row["reason"]) for row in rows if row not in kept]

@@ -43,7 +43,7 @@ from .gradebook import (
     lms_file_name,
     student_gradebook_csv,
 )
-from .graded import scan_some
+from .graded import scan_some, with_overrides
 from .pages import (
     ORDERS,
     ClassReport,
@@ -95,6 +95,7 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
     """Writes the teacher's report into OUT (see this module's docstring) and, with `for_students`, one folder
     per student holding only their page. Returns the paths written and `warnings` for the teacher."""
     graded, skipped = scan_some(graded_dir)
+    graded, override_warnings = with_overrides(graded_dir, graded)  # the teacher's scores set by hand
     graded, unsure = undecided(graded)  # files of no exercise the batch could tell: under "needs attention" only
     book = gradebook(graded)
     joined = join(book, read_roster(roster)) if roster is not None else None
@@ -104,7 +105,7 @@ def write_report(graded_dir: Path, out: Path, roster: Path | None = None,
                          student_pages([r.student for r in book.rows]), skipped,
                          {r.student: reasons for r in book.rows if (reasons := student_attention(r, book))}, unsure)
     code = {g.folder: answer_lines(g.result) for g in graded}
-    warnings = [say("reports: skipped", line=line) for line in skipped]
+    warnings = [say("reports: skipped", line=line) for line in skipped] + override_warnings
     paths: dict = {"index": out / "index.html", "gradebook": out / "gradebook_lms.csv",
                    "submissions": out / "submissions", "students": out / "students", "lms": None,
                    "views": [out / page for page in ORDERS], "for_students": for_students, "warnings": warnings}

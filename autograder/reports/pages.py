@@ -155,6 +155,10 @@ def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool)
     summary = feedback.summary
     if status == Status.GRADER_ERROR and not teacher:
         summary = say("reports: grader error for the student")
+    if graded.override is not None:
+        summary = (say("reports: overridden", score=number(graded.override.score), reason=graded.override.reason,
+                       graded=number(graded.graded_score or 0.0), summary=summary) if teacher else
+                   say("reports: overridden for the student", score=number(graded.override.score), summary=summary))
     exercise = EXERCISES.get(graded.exercise)
     return {
         "exercise": graded.exercise, "title": f"{exercise.number}. {exercise.title}" if exercise else graded.exercise,

@@ -82,4 +82,16 @@ TEMPLATES: dict[str, str] = {
     # the plots (reports/plots.py)
     "reports: plot no failed checks": "(no failed checks)",
     "reports: plot failing the check": "submissions failing the check",
+    # --- regrade
+    "reports: overrides not read": "{file} was not read ({why}): no score set by hand was applied",
+    "reports: overrides columns": "{file} needs the columns {needed} (it has {found}): no score set by hand was "
+                                  "applied",
+    "reports: override bad score": "{file}, line {line}: the score {score} is not a number of 0 or more; that row "
+                                   "was not applied",
+    "reports: override matches nothing": "{file}, line {line}: nothing graded of {student} for {exercise}; that row "
+                                         "was not applied",
+    "reports: override dropped": "{file}: dropped the score set by hand for {student}, {exercise} ({score}: "
+                                 "{reason}), which was graded again (--drop-overrides)",
+    "reports: overridden": "Score set by hand to {score} (graded {graded}): {reason}. {summary}",
+    "reports: overridden for the student": "Score set by your teacher: {score}. {summary}",
 }
