@@ -260,6 +260,6 @@ TEMPLATES: dict[str, str] = {
         "{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): autograd does "
         "not record it, yet it still changes {saved}, so backward still fails. And the write is left out of the "
         "graph: the tensor it wrote still requires grad, but what the write read (the `x` of `out += x`) gets no "
-        "gradient through it. Take it out of `torch.no_grad()`; then ask which tensor that line writes, and whether it could make a new one "
-        "instead, so that {saved} stays as it was saved."),
+        "gradient through it. Take it out of `torch.no_grad()`; then ask which tensor that line writes, and "
+        "whether it could make a new one instead, so that {saved} stays as it was saved."),
 }
