@@ -119,7 +119,10 @@ def _caught(scenarios: tuple[str, ...]) -> Rule:
                 return failed(text + ".", text)
             if int(parts["found"]) - int(parts["expected"]) != 1:
                 text = ("backward's error counts another number of writes than the one `y.mul_(2)` made after "
-                        "forward: save the output at the end of forward, after the write and mark_dirty")
+                        "forward. Autograd stamps a saved tensor's version when forward returns, wherever forward "
+                        "calls ctx.save_for_backward, so something else changed the saved tensor after forward "
+                        "returned, or the tensor saved is not the output: save the output itself, and change "
+                        "nothing after forward")
                 return failed(f"{text} (it is at version {parts['found']}, saved at {parts['expected']}).", text)
         return PASS
 

@@ -41,11 +41,6 @@ TEMPLATES: dict[str, str] = {
         "still changes {saved}, so give that line a copy: `.clone()` where it reads the tensor{at} (as PyTorch's "
         "own spectral norm does), or make the write after the backward that needs the old values."),
     "blame: at line": " (line {line})",
-    "blame: words no_grad activation": (
-        "{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): autograd does "
-        "not record it, yet it still changes {saved}, so backward still fails, and what it computes no longer "
-        "carries a gradient. Take it out of `torch.no_grad()` and make it out of place (`out = out + x` for "
-        "`out += x`; `inplace=True` dropped)."),
     "blame: words inplace module": (
         "{shown} calls a module or function with `inplace=True` ({op}), which overwrote its input, {saved}: build it "
         "without `inplace=True` where it is defined (`nn.ReLU()`)."),
@@ -260,4 +255,11 @@ TEMPLATES: dict[str, str] = {
         "`{step}` changed parameters that the graph of `{backward}` still needs: the step now runs after that "
         "backward, and `inputs={params}` keeps the backward to `{stepper}`'s parameters, so `{step}` sees only the "
         "gradients it saw before and `{stepper}.step()` the same as before; {rest}."),
+    # --- truthB
+    "blame: words no_grad activation": (
+        "{shown} runs with gradients off (inside `torch.no_grad()`, or a function decorated with it): autograd does "
+        "not record it, yet it still changes {saved}, so backward still fails. And the write is left out of the "
+        "graph: the tensor it wrote still requires grad, but what the write read (the `x` of `out += x`) gets no "
+        "gradient through it. Take it out of `torch.no_grad()`; then ask which tensor that line writes, and "
+        "whether it could make a new one instead, so that {saved} stays as it was saved."),
 }
