@@ -149,8 +149,14 @@ def report(graded_dir):
     ({"submission": "ada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add"}, "ada"),
     ({"submission": "ada_LATE_12345_67891_01_residual_add.ipynb", "exercise": "residual_add"}, "ada"),
     ({"submission": "ada_12345_67892_01_residual_add-1.ipynb", "exercise": "residual_add"}, "ada"),
-    ({"submission": "canvas__lovelaceada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add",
+    ({"submission": "lovelaceada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add",
       "submission_path": "canvas/lovelaceada_12345_67890_01_residual_add.ipynb"}, "lovelaceada"),
+    # the first folder under the graded folder is whose, whatever lies below it (issue 29 §4): a download graded
+    # from the folder above it is one "student", whom the roster does not know (grade the download itself)
+    ({"submission": "canvas__lovelaceada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add",
+      "submission_path": "canvas/lovelaceada_12345_67890_01_residual_add.ipynb"}, "canvas"),
+    ({"submission": "03_residual_add__lovelaceada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add",
+      "submission_path": "dl/03_residual_add/lovelaceada_12345_67890_01_residual_add.ipynb"}, "lovelaceada"),
     # Moodle's "Download all submissions", flat and in folders (its default); the path keeps the spaces
     ({"submission": "Ada_Lovelace_123_assignsubmission_file_01_residual_add.ipynb", "exercise": "residual_add",
       "submission_path": "dl/Ada Lovelace_123_assignsubmission_file_01_residual_add.ipynb"}, "Ada Lovelace"),
