@@ -166,5 +166,12 @@ def test_a_student_naming_files_after_classmates_changes_nobody_elses_row(tmp_pa
     # Ada's spoofs are hers: she is flagged for the tampering, nobody else is
     tampering = spoofed["lists"].get(say("reports: attention tampering"), [])
     assert tampering and all(adas(e) for e in tampering), tampering
+    # Ada's several files of one exercise: where nothing the LMS wrote orders them (her folder), none counts,
+    # never the best of them (her spoofs scored 10); the cell is malformed, under needs attention (Moodle keeps
+    # one submission per student: several files in it are as unordered as in a folder)
+    if layout.removeprefix("assignment_") != "canvas":  # Canvas orders its files: the latest counts
+        (ada,) = [r for r in spoofed["gradebook_lms.csv"][1:] if adas(r[0])]
+        assert ada[1:] == ["0", "0"], ada
+        assert any(adas(e) for e in spoofed["lists"][say("reports: attention malformed")])
     # ... and the class still has three students
     assert len(spoofed["gradebook_lms.csv"]) == len(honest["gradebook_lms.csv"])
