@@ -72,7 +72,7 @@ LMS_NO_GRADE = "-"
 
 @dataclass(frozen=True)
 class Cell:
-    """One student's submissions of one exercise, and the one that counts (the best score)."""
+    """One student's submissions of one exercise, and the one that counts (`counted`: the latest, never the best)."""
 
     submissions: tuple[Graded, ...] = ()
 
