@@ -25,7 +25,7 @@ from .core.spec import Exercise
 from .core.status import Status
 from .exercises import EXERCISES, get
 from .feedback.wording import say
-from .intake.discover import RESULTS, Submission
+from .intake.discover import RESULTS, Submission, place_of
 from .intake.exercise_of import Malformed, exercise_of, guess
 from .intake.files import csv_cell, json_text, plain_data, read_bounded, safe_text, write_atomically
 from .intake.out_folder import name_submissions, remember
@@ -87,27 +87,29 @@ class Preparations:
 
 
 def grade_file(path: Path, name: str, settings: Settings, runner: Runner,
-               preparations: Preparations | None = None, answer: Answer | SubmissionError | None = None) -> Result:
+               preparations: Preparations | None = None, answer: Answer | SubmissionError | None = None,
+               handed_in_for: str | None = None) -> Result:
     """One submission, whatever state it is in, to a Result whose `source` is the file graded. `answer`: the file
-    as read already (batch.read), else it is read here, once. Never raises: a file that cannot be graded is
-    `malformed` (with a message the student can act on), and any other exception, the grader's fault, is
-    `grader_error` with its traceback kept (never a 0 for the student)."""
+    as read already (batch.read), else it is read here, once. `handed_in_for`: the exercise of the assignment's
+    folder it was found under (discover.place_of; exercise_of flags a file of another exercise). Never raises:
+    a file that cannot be graded is `malformed` (with a message the student can act on), and any other
+    exception, the grader's fault, is `grader_error` with its traceback kept (never a 0 for the student)."""
     start = time.perf_counter()
     hint = settings.exercise
     sha256 = None
     try:
-        hint = guess(path, settings.exercise, EXERCISES)
+        hint = guess(path, settings.exercise, EXERCISES, handed_in_for)
         answer = read(path) if answer is None else answer
         sha256 = answer.sha256
-        result = _grade_file(answer, path, name, settings, runner, preparations, start)
+        result = _grade_file(answer, path, name, settings, runner, preparations, start, handed_in_for)
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
         result = grader_error(name, hint, e)
     return replace(result, source=SubmittedFile(sha256 or UNREADABLE, safe_text(str(path))))
 
 
 def _grade_file(answer: Answer | SubmissionError, path: Path, name: str, settings: Settings, runner: Runner,
-                preparations: Preparations | None, start: float) -> Result:
-    which = exercise_of(answer if isinstance(answer, Answer) else path, settings.exercise, EXERCISES)
+                preparations: Preparations | None, start: float, handed_in_for: str | None = None) -> Result:
+    which = exercise_of(answer if isinstance(answer, Answer) else path, settings.exercise, EXERCISES, handed_in_for)
     if isinstance(answer, SubmissionError):
         exercise_id = which.exercise if isinstance(which, Malformed) else which
         return malformed(name, exercise_id, str(answer), _max(exercise_id))
@@ -221,7 +223,8 @@ def grade_batch(
                                                         submission.name)
             if done is not None:
                 return done, True
-            result = grade_file(submission.path, submission.name, settings, runner, preparations, answer)
+            result = grade_file(submission.path, submission.name, settings, runner, preparations, answer,
+                                handed_in_for(submission))
             return _record(out, submission.name, result), False
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -234,8 +237,9 @@ def grade_batch(
                     continue
                 except Exception as e:  # noqa: BLE001 - its own verdict; the batch goes on
                     reused = False
-                    result = replace(grader_error(submission.name, guess(submission.path, settings.exercise, EXERCISES),
-                                                  e), source=SubmittedFile(UNREADABLE, safe_text(str(submission.path))))
+                    hint = guess(submission.path, settings.exercise, EXERCISES, handed_in_for(submission))
+                    result = replace(grader_error(submission.name, hint, e),
+                                     source=SubmittedFile(UNREADABLE, safe_text(str(submission.path))))
                     try:
                         result = _record(out, submission.name, result)
                     except Exception:  # noqa: BLE001 - the disk: the gradebook row says what happened
@@ -284,6 +288,12 @@ def others_in(out: Path, names: set[str]) -> list[Result]:
         except Exception:  # noqa: BLE001 - not a folder, missing, a link, not JSON, not a Result: no row
             continue
     return found
+
+
+def handed_in_for(submission: Submission) -> str | None:
+    """The exercise of the assignment's folder a submission was found under (`class/03_residual_add/...`), if
+    any: what the class's layout says it was handed in for (discover.place_of)."""
+    return place_of(submission.parts, EXERCISES).assignment
 
 
 GRADEBOOK_FIELDS = ("submission", "exercise", "status", "score", "max_score", "execution_time", "results")

@@ -85,7 +85,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
     """`grade`, once its workers are starting: torch, the references, then the batch."""
     import torch
 
-    from .batch import Preparations, Settings, grade_batch
+    from .batch import Preparations, Settings, grade_batch, handed_in_for
     from .exercises import EXERCISES
     from .intake.exercise_of import guess
     from .runner.pool import PoolError
@@ -103,7 +103,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
     preparations = Preparations(settings)
     # while the workers start: the references of the exercises the files' names point to (any other one is
     # made when a submission first needs it; making all twelve would take the cores from the workers)
-    named = {guess(s.path, args.exercise, EXERCISES) for s in found}
+    named = {guess(s.path, args.exercise, EXERCISES, handed_in_for(s)) for s in found}
     preparations.make_in_background([e for e in EXERCISES if e in named])
     try:
         pool.ready()

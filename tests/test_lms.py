@@ -170,7 +170,7 @@ def test_canvas_downloads_join_by_user_id(tmp_path):
     joined = join(book, read_roster(CANVAS_ROSTER))
     assert [r.student for r in joined.unmatched] == ["ghost"]
     grades, _, _ = canvas_import(lms_csv(book, joined)[0])
-    assert grades["1001"]["03_residual_add (4411)"] == "9"  # the best, the late resubmission
+    assert grades["1001"]["03_residual_add (4411)"] == "9"  # the latest, the late resubmission
     assert grades["1003"]["The .data trap (4416)"] == "14"  # cleo's id, whatever the file's name said; 7/10 of 20
     assert "9999" not in grades
 

@@ -149,8 +149,14 @@ def report(graded_dir):
     ({"submission": "ada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add"}, "ada"),
     ({"submission": "ada_LATE_12345_67891_01_residual_add.ipynb", "exercise": "residual_add"}, "ada"),
     ({"submission": "ada_12345_67892_01_residual_add-1.ipynb", "exercise": "residual_add"}, "ada"),
-    ({"submission": "canvas__lovelaceada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add",
+    ({"submission": "lovelaceada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add",
       "submission_path": "canvas/lovelaceada_12345_67890_01_residual_add.ipynb"}, "lovelaceada"),
+    # the first folder under the graded folder is whose, whatever lies below it (issue 29 §4): a download graded
+    # from the folder above it is one "student", whom the roster does not know (grade the download itself)
+    ({"submission": "canvas__lovelaceada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add",
+      "submission_path": "canvas/lovelaceada_12345_67890_01_residual_add.ipynb"}, "canvas"),
+    ({"submission": "03_residual_add__lovelaceada_12345_67890_01_residual_add.ipynb", "exercise": "residual_add",
+      "submission_path": "dl/03_residual_add/lovelaceada_12345_67890_01_residual_add.ipynb"}, "lovelaceada"),
     # Moodle's "Download all submissions", flat and in folders (its default); the path keeps the spaces
     ({"submission": "Ada_Lovelace_123_assignsubmission_file_01_residual_add.ipynb", "exercise": "residual_add",
       "submission_path": "dl/Ada Lovelace_123_assignsubmission_file_01_residual_add.ipynb"}, "Ada Lovelace"),
@@ -227,15 +233,32 @@ def test_lms_gradebook_one_row_per_student(graded_dir):
     assert table[HOSTILE] == ["", "10", "10"]
 
 
-def test_lms_gradebook_keeps_the_best_of_two_submissions():
-    def g(score, status=Status.FAILED, late=False):
-        return Graded(f"s{score}", "ada", Result("data_trap", f"s{score}", status, score, 10, ""), late=late)
+def test_several_files_count_the_latest_the_lms_says_else_none():
+    """Never the best of several guesses (issue 29 §4): Canvas's names order a student's files (late after on
+    time, `-2` after `-1`, then the later submission id), and the latest counts, whatever it scored; files that
+    nothing orders (two in one student's folder) count none: the cell is malformed, naming them."""
+    def canvas(name, score, status=Status.FAILED):
+        late = "_LATE_" in name
+        return Graded(name, "ada", Result("data_trap", name, status, score, 10, ""), "canvas", "1001", late)
 
-    (row,) = gradebook([g(3), g(7, late=True), g(5)]).rows
-    assert row.cell("data_trap").score == 7 and row.total == 7
-    (row,) = gradebook([g(3), g(0, Status.GRADER_ERROR)]).rows  # the regrade might have scored more
+    (row,) = gradebook([canvas("ada_1001_5001_x.ipynb", 9), canvas("ada_1001_5002_x-1.ipynb", 3),
+                        canvas("ada_1001_5000_x-2.ipynb", 5)]).rows
+    assert row.cell("data_trap").score == 5 and row.total == 5  # handed in again twice: the latest, not the best
+    (row,) = gradebook([canvas("ada_LATE_1001_5003_x.ipynb", 2), canvas("ada_1001_5001_x-1.ipynb", 9)]).rows
+    assert row.cell("data_trap").score == 2 and row.cell("data_trap").counted.late
+
+    def folder(name, score, status=Status.FAILED):
+        return Graded(name, "ada", Result("data_trap", name, status, score, 10, ""))
+
+    (row,) = gradebook([folder("ada__a.ipynb", 3), folder("ada__b.ipynb", 10, Status.PASSED)]).rows
+    cell = row.cell("data_trap")
+    assert cell.status == Status.MALFORMED and cell.score == 0 and row.total == 0
+    assert "ada__a.ipynb, ada__b.ipynb" in cell.counted.result.output and "2 files" in cell.counted.result.output
+    (row,) = gradebook([folder("ada__a.ipynb", 3), folder("ada__b.ipynb", 0, Status.GRADER_ERROR)]).rows
     assert row.cell("data_trap").status == "grader_error" and row.cell("data_trap").score is None
-    assert row.total is None
+    assert row.total is None  # the regrade might have scored more
+    (row,) = gradebook([folder("ada__a.ipynb", 3)]).rows
+    assert row.cell("data_trap").score == 3
 
 
 def test_submission_page_escapes_everything_and_keeps_hidden_checks_hidden(report):

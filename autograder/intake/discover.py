@@ -12,9 +12,11 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
+
+from .exercise_of import exercise_named
 
 SUFFIXES = (".ipynb", ".py")
 NAME_LIMIT = 160
@@ -100,14 +102,16 @@ class Submission:
 
     path: Path
     name: str
+    parts: tuple[str, ...] = ()  # its path below the graded folder it was found in (relative_parts)
 
 
 def named_submissions(paths: list[Path], exclude: Iterable[Path] = ()) -> list[Submission]:
     """The submissions under `paths` (but not under `exclude`, the --out folder), with names unique within the
     batch (see unique_names)."""
     files = find_submissions(paths, exclude)
-    names = unique_names(files, [submission_name(p, paths) for p in files])
-    return [Submission(path, name) for path, name in zip(files, names)]
+    parts = [relative_parts(p, paths) for p in files]
+    names = unique_names(files, [_name_of(rel) for rel in parts])
+    return [Submission(path, name, rel) for path, name, rel in zip(files, names, parts)]
 
 
 def unique_names(files: list[Path], names: list[str]) -> list[str]:
@@ -137,18 +141,73 @@ def unique_names(files: list[Path], names: list[str]) -> list[str]:
 def submission_name(path: Path, roots: Iterable[Path]) -> str:
     """A stable, file-system-safe name for a submission: its path below the folder it was found in (ASCII
     letters, digits, `._-`, at most NAME_LIMIT characters; a long one keeps a hash of the whole)."""
+    return _name_of(relative_parts(path, roots))
+
+
+def relative_parts(path: Path, roots: Iterable[Path]) -> tuple[str, ...]:
+    """The parts of `path` below the graded folder it was found in; only its name for a file named itself."""
     for root in roots:
         if _is_folder(root) and path.is_relative_to(root):
-            rel = path.relative_to(root)
-            break
-    else:
-        rel = Path(path.name)
-    suffix = re.sub(r"[^A-Za-z0-9]+", "_", path.suffix[1:])
+            return path.relative_to(root).parts
+    return (path.name,)
+
+
+def safe_part(text: str) -> str:
+    """A name as a submission's name writes it: ASCII letters, digits and `._-`, every other run one `_`."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def _name_of(parts: tuple[str, ...]) -> str:
+    rel = PurePath(*parts) if parts else PurePath()
+    suffix = re.sub(r"[^A-Za-z0-9]+", "_", rel.suffix[1:])
     stem = "__".join(rel.with_suffix("").parts) if rel.suffix else "__".join(rel.parts)
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", stem) or "_"
+    name = safe_part(stem) or "_"
     if name in (".", ".."):
         name = name.replace(".", "_")
     if len(name) + len(suffix) + 1 > NAME_LIMIT:
         digest = hashlib.sha256(os.fsencode(str(rel))).hexdigest()[:12]
         name = name[: NAME_LIMIT - len(suffix) - 14] + "-" + digest
     return f"{name}.{suffix}" if suffix else name
+
+
+def found_as(path: str, name: str) -> tuple[str, ...] | None:
+    """The parts of `path` below the folder the batch that named it `name` found it in, proved by that name
+    (submission_name, and unique_names' `-2`, `-3`...): the one tail of the path whose name is `name`. None
+    where no tail is (a results.json of an older grader, or edited by hand)."""
+    parts = PurePath(path).parts
+    below_anchor = len(parts) - (1 if PurePath(path).anchor else 0)
+    tails = [tuple(parts[len(parts) - k:]) for k in range(1, below_anchor + 1)]
+    for tail in tails:
+        if _name_of(tail) == name:
+            return tail
+    for tail in tails:
+        made = _name_of(tail)
+        stem, dot, suffix = made.rpartition(".")
+        stem, suffix = (stem, dot + suffix) if dot else (made, "")
+        if re.fullmatch(re.escape(stem) + r"-\d+" + re.escape(suffix), name):
+            return tail
+    return None
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a submission sits in its class's layout. `owner` is the one name the LMS (or the teacher) set that
+    says whose it is: the first folder under the graded folder, or under an assignment's folder there; only
+    where there is no such folder, the file's own name (`in_folder` False). Whatever lies below that folder
+    is the student's own, whatever it is called. `assignment` is the exercise the assignment's folder names
+    (`03_residual_add/`, `Residual add/`), where the file was found in one."""
+
+    owner: str
+    in_folder: bool
+    assignment: str | None = None
+
+
+def place_of(parts: tuple[str, ...], exercise_ids: Collection[str]) -> Place:
+    """The Place of a submission found at `parts` below the graded folder (relative_parts, found_as). The first
+    folder is an assignment's where its name names one exercise (exercise_of.exercise_named), and a folder
+    or file lies below it."""
+    parts = parts or ("",)
+    assignment = exercise_named(parts[0], exercise_ids) if len(parts) > 1 else None
+    if assignment is not None:
+        parts = parts[1:]
+    return Place(parts[0], len(parts) > 1, assignment)

@@ -1,7 +1,10 @@
 """Gradebooks: one row per student, one column per exercise, for a spreadsheet and for an LMS to import.
 
-A cell holds the student's best score for the exercise among their submissions (on time, late, handed in
-again). It is empty, never 0, where there is no submission. Where the grader itself failed on one of the
+A cell holds the score of the student's submission for the exercise: of several files, the one the LMS's
+names say was handed in last (Canvas: late after on time, handed in again after the first), and where nothing
+orders them (two notebooks of one exercise in a student's folder), none: the cell is `malformed`, with a
+reason naming the files, for the teacher to keep one (`Cell.counted`). It is empty, never 0, where there is
+no submission. Where the grader itself failed on one of the
 student's submissions of the exercise (`grader_error`), the cell is visibly not a number and the student's
 total is not summed: a total that silently skipped a grader error would look like a grade.
 
@@ -48,13 +51,15 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
+from ..core.result import Cause, Result
 from ..core.status import Status
 from ..exercises import EXERCISES
 from ..feedback.wording import say
 from ..intake.files import csv_cell
-from .graded import Graded
+from .graded import CANVAS_NAME, RESUBMITTED, Graded
 
 if TYPE_CHECKING:
     from .roster import Roster, RosterJoin
@@ -67,7 +72,7 @@ LMS_NO_GRADE = "-"
 
 @dataclass(frozen=True)
 class Cell:
-    """One student's submissions of one exercise, and the one that counts (the best score)."""
+    """One student's submissions of one exercise, and the one that counts (`counted`: the latest, never the best)."""
 
     submissions: tuple[Graded, ...] = ()
 
@@ -82,17 +87,43 @@ class Cell:
 
     @cached_property
     def counted(self) -> Graded | None:
-        """The submission whose score counts: the best, the latest among equals; None where missing."""
+        """The submission whose score counts; None where missing. Of several files, the latest where the LMS's
+        names order them (lms_order), else none: a `malformed` verdict naming them (never the best of several
+        guesses)."""
         scored = [g for g in self.submissions if g.status != Status.GRADER_ERROR]
-        if not scored:
-            return self.submissions[-1] if self.submissions else None
-        return max(enumerate(scored), key=lambda item: (item[1].score, not item[1].late, item[0]))[1]
+        if len(scored) <= 1:
+            return scored[0] if scored else self.submissions[-1] if self.submissions else None
+        order = [lms_order(g) for g in scored]
+        if None not in order and len({(g.lms, g.lms_id) for g in scored}) == 1:
+            return max(zip(order, range(len(scored)), scored))[2]
+        return several_files(scored)
 
     @property
     def score(self) -> float | None:
         """None where there is no submission or a grader error: never a default 0."""
         counted = self.counted
         return None if counted is None or self.status == Status.GRADER_ERROR else counted.score
+
+
+def lms_order(graded: Graded) -> tuple[bool, int, int] | None:
+    """When a Canvas download says a file was handed in, as (late, handed in again N times, submission id): a
+    late file after those on time, `-2` after `-1` after none, then the later id; None for a file no LMS
+    ordered (two files in one student's folder, Moodle's files)."""
+    path = graded.result.source.path if graded.result.source and graded.result.source.path else ""
+    m = CANVAS_NAME.match(PurePath(path).name if path else graded.result.submission.rsplit("__", 1)[-1])
+    if graded.lms != "canvas" or m is None:
+        return None
+    again = RESUBMITTED.search(m.group("file"))
+    return bool(m.group("late")), int(again.group("n")) if again else 0, int(m.group("submission"))
+
+
+def several_files(scored: list[Graded]) -> Graded:
+    """The verdict of a student's several files of one exercise that nothing orders: malformed, naming them."""
+    first = scored[0]
+    files = ", ".join(g.result.submission or g.folder for g in scored)
+    why = say("reports: several files", count=len(scored), exercise=first.exercise, files=files)
+    result = Result(first.exercise, "", Status.MALFORMED, 0.0, first.result.max_score, why, causes=(Cause(why),))
+    return Graded("", first.student, result, first.lms, first.lms_id)
 
 
 @dataclass(frozen=True)

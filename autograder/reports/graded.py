@@ -1,10 +1,14 @@
 """Reading a graded folder (the `--out` of `autograder grade`) and deciding whose each submission is.
 
-Whose, in this order (`identify`):
+Whose (`identify`): only the one name the LMS (or the teacher) set says whose (`intake/discover.place_of`):
+the first folder under the graded folder (under an assignment's folder there, `03_residual_add/`, where the
+class is laid out per assignment), or, only where there is no such folder, the file's own name. Whatever
+lies below a student's folder is that student's, whatever the student called it: a file or folder of Ada's
+named like Bob's Canvas download or Moodle folder is Ada's. The path below the graded folder is read back
+from the file's recorded path, as the name the batch gave it proves (`discover.found_as`). That name, in order:
 
-1. A file in a folder named the way an LMS names its "download all submissions" archive's folders, else a
-   file so named (the folder first: the LMS sets a folder's name, while a file's name ends with what the
-   student called it, which may be a classmate's LMS-style name):
+1. Named the way an LMS names its "download all submissions" archive's folders (a folder), or its files
+   (a file, where there is no folder):
    - Canvas: `<name>_<user id>_<submission id>_<the student's file name>`, with `LATE_` before the user id
      for a late submission (`ada_12345_67890_01_residual_add.ipynb`, `ada_LATE_12345_67890_01_residual_add.ipynb`);
      a file the student handed in again keeps Canvas's `-1`, `-2`... before its extension
@@ -17,12 +21,11 @@ Whose, in this order (`identify`):
      `clean_filename($prefix . '_' . $this->get_uniqueid_for_user($userid))`, then
      `'_' . $subtype . '_' . $type . '_'`). Moodle writes a `_` of a name as a space. The participant id is
      the assignment's, not the user's: Moodle submissions join the roster by name.
-2. A submission found in a sub-folder belongs to the first folder under the graded folder
-   (`class/ada/01_residual_add.ipynb` -> `ada`).
+2. Any other folder is the student's (`class/ada/week1/01_residual_add.ipynb` -> `ada`).
 3. A loose file, to its name without the exercise number and id (`data_trap_ada.py` -> `ada`), and without
    the `-2` that a resubmission or a name collision adds (`data_trap_ada-2.py` -> `ada`).
-4. A file whose name is only the exercise (`01_residual_add.ipynb`, graded from a student's own folder), to
-   the folder it was in.
+4. A file whose name is only the exercise (`01_residual_add.ipynb`, named on the command line from a student's
+   own folder), to the folder it was in.
 
 So one student stays one row whatever their downloads were called: on time, late or handed in again.
 
@@ -46,7 +49,9 @@ from pathlib import Path, PurePath
 
 from ..core.result import Result
 from ..core.status import Status
+from ..exercises import EXERCISES
 from ..feedback.wording import say
+from ..intake.discover import found_as, place_of, safe_part
 from ..intake.files import RefusedFile, read_bounded, write_atomically
 
 UNKNOWN_STUDENT = "(unknown)"
@@ -96,43 +101,45 @@ class Graded:
 
 
 def _lms_identity(part: str, is_folder: bool, safe_name: bool) -> Identity | None:
-    m = MOODLE_NAME.match(part)
-    if m and (m.group("file") or is_folder):
-        name = m.group("name").replace("_", " ") if safe_name else m.group("name")  # the safe name's `_` was a space
-        return Identity(name.strip(), "moodle", m.group("participant"))
-    if is_folder:
-        return None
-    m = CANVAS_NAME.match(part)
-    if m:
-        return Identity(m.group("name"), "canvas", m.group("user"), late=bool(m.group("late")))
+    """The LMS's name for a folder (Moodle's) or a file (Canvas's or Moodle's). Where a file's name reads both
+    ways, the LMS's prefix is the one that ends first: what follows it is the student's own file name."""
+    moodle = MOODLE_NAME.match(part)
+    if moodle and not (moodle.group("file") or is_folder):
+        moodle = None
+    canvas = None if is_folder else CANVAS_NAME.match(part)
+    if canvas and (moodle is None or canvas.end("name") < moodle.end("name")):
+        return Identity(canvas.group("name"), "canvas", canvas.group("user"), late=bool(canvas.group("late")))
+    if moodle:
+        name = moodle.group("name")
+        name = name.replace("_", " ") if safe_name else name  # the safe name's `_` was a space
+        return Identity(name.strip(), "moodle", moodle.group("participant"))
     return None
 
 
 def identify(result: Result) -> Identity:
-    """Whose a results.json is, by the rules in this module's docstring."""
+    """Whose a results.json is, by the rules in this module's docstring: from the one name the LMS (or the
+    teacher) set, discover.place_of's owner, never from a name the student chose below it."""
     name = result.submission
     path = result.source.path if result.source else None  # text, where there is one (Result.from_json checks it)
-    original = PurePath(path) if path else None
-    # The LMS's names, from the file as it was found (spaces kept), else from the submission's safe name.
-    parts = name.split("__")
-    # The folder first: an LMS sets a folder's name, a student sets their file's (Ada may name hers after Bob).
-    candidates = [(original.parent.name, True, False)] if original is not None else []
-    candidates += [(parts[0], True, True)] if len(parts) > 1 else []
-    candidates += [(original.name, False, False)] if original is not None else []
-    candidates += [(parts[-1], False, True)]
-    for part, is_folder, safe_name in candidates:
-        found = _lms_identity(part, is_folder, safe_name) if part else None
-        if found is not None and found.student:
-            return found
-    if len(parts) > 1:
-        return Identity(parts[0])  # a folder's name as it is: `group-2` is not a resubmission of `group`
-    stem = PurePath(name).stem
+    parts = found_as(path, name) if path else None
+    safe_name = parts is None  # an older results.json: the safe name's parts, whose `_` may have been a space
+    if parts is None:
+        parts = tuple(name.split("__"))
+        if len(parts) == 1 and path:  # a loose file: its name as it was found (spaces kept)
+            parts, safe_name = (PurePath(path).name,), False
+    place = place_of(parts, EXERCISES)
+    found = _lms_identity(place.owner, place.in_folder, safe_name) if place.owner else None
+    if found is not None and found.student:
+        return found
+    if place.in_folder:
+        return Identity(safe_part(place.owner))  # a folder's name as it is: `group-2` is not a resubmission of `group`
+    stem = PurePath(safe_part(place.owner)).stem
     exercise = result.exercise
     left = re.sub(rf"(\d+[_-]?)?{re.escape(exercise)}", "", stem) if exercise else stem
     left = _without_resubmission(left.strip("_-. ")).strip("_-. ")
     if left:
         return Identity(left)
-    return Identity((original.parent.name if original else "") or UNKNOWN_STUDENT)
+    return Identity((PurePath(path).parent.name if path else "") or UNKNOWN_STUDENT)
 
 
 def _without_resubmission(text: str) -> str:

@@ -58,4 +58,12 @@ TEMPLATES: dict[str, str] = {
     "intake: no file": "no file",
     # the batch (batch.py)
     "intake: grader error": "Internal grading error (not your fault; your teacher has been told): {detail}",
+    # --- identity
+    "intake: handed in for another assignment": (
+        "{file} was handed in for the assignment of exercise {assignment}, but it is exercise {says} (its metadata, "
+        "or its name, says so): it is not graded as either. Hand in the notebook of exercise {assignment} there, "
+        "and exercise {says} in its own assignment."),
+    "intake: folder and asked differ": (
+        "{file} was handed in for the assignment of exercise {assignment}, but --exercise {asked} was asked for: "
+        "not graded. Grade that assignment's folder without --exercise, or with --exercise {assignment}."),
 }

@@ -51,7 +51,9 @@ TEMPLATES: dict[str, str] = {
     "reports: attention timed out": "Timed out",
     "reports: attention timed out why": "stopped when its time was up",
     "reports: attention malformed": "Unreadable (malformed)",
-    "reports: attention malformed why": "invalid notebook, no answer cells, empty, a syntax error",
+    "reports: attention malformed why": (
+        "invalid notebook, no answer cells, empty, a syntax error, another exercise's notebook handed in for an "
+        "assignment"),
     "reports: attention not attempted": "Not attempted",
     "reports: attention not attempted why": "handed in the exercise untouched",
     "reports: attention same check": "Failing the same check everywhere",
@@ -94,4 +96,9 @@ TEMPLATES: dict[str, str] = {
                                  "{reason}), which was graded again (--drop-overrides)",
     "reports: overridden": "Score set by hand to {score} (graded {graded}): {reason}. {summary}",
     "reports: overridden for the student": "Score set by your teacher: {score}. {summary}",
+    # --- identity
+    "reports: several files": (
+        "Not graded: {count} files of exercise {exercise} from one student ({files}), and nothing the LMS wrote says "
+        "which was handed in last. None counts, and the grader does not pick the best: keep the one to grade (move "
+        "the others out of the class's folder) and grade again."),
 }
