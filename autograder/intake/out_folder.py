@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .discover import NAME_LIMIT, RESULTS, Submission, find_submissions, submission_name, unique_names
+from .discover import NAME_LIMIT, RESULTS, Submission, find_submissions, relative_parts, submission_name, unique_names
 from .files import json_text, read_bounded, write_atomically
 
 RECORD = "graded_from.json"
@@ -119,7 +119,9 @@ def name_submissions(paths: list[Path], out: Path) -> list[Submission]:
             number += 1
         names[i] = f"{stem}-{number}{suffix}"
         taken.add(names[i])
-    return [Submission(path, name) for path, name in zip(files, names)]
+    # its place below the class folder it was found in, as its name reads it (discover.place_of: whose, and for
+    # which assignment), whatever part of the class this command grades
+    return [Submission(path, name, relative_parts(Path(a), roots)) for path, name, a in zip(files, names, absolute)]
 
 
 def remember(out: Path, paths: list[Path], submissions: Iterable[Submission]) -> None:
