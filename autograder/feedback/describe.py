@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
-from ..core.outcome import ANSWER_FILE, ErrorInfo
+from ..core.outcome import ANSWER_FILE, CLASS_NOT_SHOWN, ErrorInfo
 from ..core.result import MAX_LINES, Cause
 from .wording import say
 
@@ -75,7 +75,8 @@ class Explainer:
             where = say("raised where", line=error.line)
             if error.code:
                 where += say("raised code", code=error.code.strip())
-        text = say("raised", type=error.type, where=where, message=first_line(error.message))
+        shown = say("class not shown") if error.type == CLASS_NOT_SHOWN else error.type
+        text = say("raised", type=shown, where=where, message=first_line(error.message))
         if INPLACE_ERROR.search(error.message):
             text += say("inplace meaning")
             if error.culprit:

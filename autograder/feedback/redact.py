@@ -18,16 +18,16 @@ So no name read from a hidden trial is shown either: not an op name the locator 
 from __future__ import annotations
 
 from ..core.messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
-from ..core.outcome import ErrorInfo
+from ..core.outcome import CLASS_NOT_SHOWN, ErrorInfo
 from .wording import say
 
 
 def redacted(error: ErrorInfo) -> ErrorInfo:
-    """The error as it may be shown for a hidden trial: an exception whose class is not shown, with the fixed
-    words of PyTorch's error where it is one (INPLACE_ERROR or LEAF_INPLACE_ERROR) and no other part of its
-    message; no line, no code, no culprit."""
+    """The error as it may be shown for a hidden trial: an exception whose class is not shown (CLASS_NOT_SHOWN),
+    with the fixed words of PyTorch's error where it is one (INPLACE_ERROR or LEAF_INPLACE_ERROR) and no other
+    part of its message; no line, no code, no culprit."""
     if error.type == "TamperError":  # written by the guard from torch's own attribute names, never a trial's
         return ErrorInfo(error.type, error.message)
     kind = INPLACE_ERROR.search(error.message) or LEAF_INPLACE_ERROR.search(error.message)
     message = f"{kind.group(0)} {say('rest not shown')}" if kind else say("message not shown")
-    return ErrorInfo(say("class not shown"), message)
+    return ErrorInfo(CLASS_NOT_SHOWN, message)
