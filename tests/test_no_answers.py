@@ -257,3 +257,20 @@ def test_the_edition_released_without_fixes_checks_without_them(tmp_path):
     plain = tmp_path / "plain"
     assert cli.main(["release", str(plain), "--repository", URL]) == 0
     assert "SHOW_FIXES = True" in (plain / FIXES_SWITCH).read_text()
+
+
+@pytest.mark.slow
+def test_autograder_grade_takes_the_switch(tmp_path):
+    """`autograder grade --no-fixes`: residual_add's report gets its line and no fix; without it, the fix."""
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "residual_add_ada.py").write_text(known_submissions("residual_add").broken)
+    texts = {}
+    for flag in ([], ["--no-fixes"]):
+        out = tmp_path / f"out{len(flag)}"
+        assert cli.main(["grade", str(tmp_path / "class"), "--out", str(out), "--jobs", "1", "--device", "cpu",
+                         "--no-sandbox", "--quiet", *flag]) == 0
+        (path,) = out.rglob("results.json")
+        texts[bool(flag)] = json.dumps(json.loads(path.read_text()), ensure_ascii=False)
+    assert FIX_WORDS[0] in texts[False] and "out = out + x" in texts[False]
+    assert not [words for words in FIX_WORDS if words in texts[True]] and "out = out + x" not in texts[True]
+    assert "The line that broke autograd:" in texts[True]
