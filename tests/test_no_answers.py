@@ -18,13 +18,14 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from autograder import cli
-from autograder.batch import Settings, grade_batch
+from autograder.batch import Preparations, Settings, grade_batch
 from autograder.bundle.config import BundleConfig
 from autograder.core.result import teacher_only_keys
 from autograder.exercises import EXERCISES
@@ -32,6 +33,7 @@ from autograder.feedback.wording import TEMPLATES
 from autograder.intake.cells import marker_line
 from autograder.intake.submission import is_answer_cell
 from autograder.notebook.selfcheck import self_check
+from autograder.pipeline import explainer, judge
 from autograder.reference_store import known_submissions
 from autograder.release import FIXES_SWITCH
 from autograder.runner import InProcessRunner
@@ -124,19 +126,42 @@ FIX_WORDS = tuple(TEMPLATES[name].split("{")[0] for name in ("fix", "fix in word
 _PROPOSED = re.compile(r"-> `(?P<after>[^`]+)`")
 
 
+class Recording(InProcessRunner):
+    """The in-process runner, keeping every job and its report, so that each can be judged again."""
+
+    def __init__(self):
+        self.reports = []
+
+    def run(self, job):
+        report = super().run(job)
+        self.reports.append((job, report))
+        return report
+
+
 @pytest.fixture(scope="module")
 def graded_both_ways(tmp_path_factory):
     """The class (every exercise: the starter without its raise, the report's code, every known wrong answer),
-    graded by default and without fixes: {fixes: (results, codes)}."""
+    graded without fixes (grade_batch, Settings.fixes False), and each run judged again by default (the switch
+    changes words only, so the run is not repeated): {fixes: (results, codes)}."""
     folder = tmp_path_factory.mktemp("class")
     codes = write_class(folder / "class", sorted(EXERCISES), catalogue=True)
-    found = {}
-    for fixes in (True, False):
-        results = grade_batch([folder / "class"], tmp_path_factory.mktemp("out"), Settings(timeout=60, fixes=fixes),
-                              InProcessRunner())
-        assert {r.submission for r in results} == set(codes)
-        found[fixes] = results, codes
-    return found
+    settings, runner = Settings(timeout=60, fixes=False), Recording()
+    preparations = Preparations(settings)
+    results = grade_batch([folder / "class"], tmp_path_factory.mktemp("out"), settings, runner,
+                          preparations=preparations)
+    assert {r.submission for r in results} == set(codes) and len(runner.reports) == len(codes)
+    default, judged = [], set()
+    for job, report in runner.reports:
+        # a .py file is graded as it is; the one notebook of each exercise, as its answer cells make one program
+        name = next((n for n in codes if n.startswith(f"{job.exercise}-") and n.endswith(".py")
+                     and codes[n] == job.code and n not in judged), f"{job.exercise}-starter.ipynb")
+        judged.add(name)
+        codes[name] = job.code
+        exercise = EXERCISES[job.exercise]
+        prepared = replace(preparations.get(exercise), explainer=explainer(exercise, True))
+        default.append(judge(exercise, prepared, report, submission=name, answer=job.code))
+    assert {r.submission for r in default} == set(codes)
+    return {False: (results, codes), True: (default, codes)}
 
 
 def said(results) -> str:
