@@ -68,7 +68,8 @@ class Preparations:
     def get(self, exercise: Exercise) -> Prepared:
         with self._locks[exercise.id]:
             if exercise.id not in self._made:
-                self._made[exercise.id] = prepare(exercise, self.settings.devices, salt=self.settings.salt)
+                self._made[exercise.id] = prepare(exercise, self.settings.devices, salt=self.settings.salt,
+                                                 fixes=self.settings.fixes)
             return self._made[exercise.id]
 
     def make_in_background(self, exercise_ids: Iterable[str]) -> threading.Thread:

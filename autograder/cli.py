@@ -98,7 +98,8 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
     devices = _devices(args.device)
     torch.set_num_threads(1)  # the reference's tensors are tiny; --jobs gives the parallelism
     settings = Settings(devices=devices, exercise=args.exercise, timeout=args.timeout,
-                        salt=os.environ.get("AUTOGRADER_SALT", Settings.salt))
+                        salt=os.environ.get("AUTOGRADER_SALT", Settings.salt),
+                        fixes=not args.no_fixes)
     console = _console()
     preparations = Preparations(settings)
     # while the workers start: the references of the exercises the files' names point to (any other one is
@@ -327,6 +328,9 @@ def _grade_arguments(g: argparse.ArgumentParser) -> None:
     g.add_argument("--run-as", metavar="USER",
                    help="where bubblewrap cannot run (or with --no-sandbox), run submissions as this unprivileged "
                         "user (the grader must be root; that user must be able to read the grader's Python)")
+    g.add_argument("--no-fixes", action="store_true",
+                   help="for a graded class: feedback keeps its diagnosis (what, where, why) and proposes no "
+                        "fix, neither a rewrite of the line nor one in words (default: fixes shown, for self-study)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.add_argument("--table", action="store_true",
                    help=f"list every submission at the end (by default only when there are at most {TABLE_ROWS})")
@@ -365,7 +369,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     from .release import ReleaseError, release
 
     try:
-        parts = release(args.out, args.repository)
+        parts = release(args.out, args.repository, fixes=not args.no_fixes)
     except ReleaseError as e:
         return _usage(str(e))
     print(say("cli: released", out=args.out, parts=", ".join(p.name for p in parts), repository=args.repository))
@@ -377,6 +381,9 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--repository", required=True, metavar="URL",
                    help="where you will publish it (your own copy): the notebooks' setup cell, pyproject.toml and "
                         "the book's launch buttons install from and link to it")
+    r.add_argument("--no-fixes", action="store_true",
+                   help="for a graded class: the edition's check() and `autograder check` keep their diagnosis "
+                        "(what, where, why) and propose no fix (default: fixes shown, for self-study)")
     r.set_defaults(func=cmd_release)
 
 

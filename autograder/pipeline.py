@@ -48,11 +48,12 @@ def suggested_rewrite(report: dict) -> LineFix | None:
     return LineFix(found.line, shown(found.before), shown(found.after), found.why)
 
 
-def explainer(exercise: Exercise) -> Explainer:
+def explainer(exercise: Exercise, fixes: bool | None = None) -> Explainer:
     """How a grading of `exercise` puts errors in words: with the locator's suggested rewrite of the culprit line,
-    unless the exercise rules rewrites out (spec.Exercise.rewrites). One per Prepared: a batch's submissions
-    share its memo (classmates meet the same errors), and nothing outside the batch sees it."""
-    return Explainer(exercise.rewrites, suggested_rewrite)
+    unless the exercise rules rewrites out (spec.Exercise.rewrites) or the class is graded without fixes
+    (`fixes` False: the diagnosis stays, no fix is proposed; None: describe.SHOW_FIXES). One per Prepared: a
+    batch's submissions share its memo (classmates meet the same errors), and nothing outside the batch sees it."""
+    return Explainer(exercise.rewrites, suggested_rewrite, fixes)
 
 
 @dataclass(frozen=True)
@@ -73,17 +74,19 @@ class Prepared:
 
 
 def prepare(exercise: Exercise, devices: tuple[str, ...] = ("cpu",), *, salt: str = DEFAULT_SALT,
-            public_only: bool = False) -> Prepared:
+            public_only: bool = False, fixes: bool | None = None) -> Prepared:
     """The trials, inputs and reference outcomes of a grading of `exercise` (a public-only one ignores the
-    salt). Needs the references unless public-only (ReferencesMissing)."""
+    salt); `fixes`: whether its feedback may propose a literal fix (None: describe.SHOW_FIXES). Needs the references
+    unless public-only (ReferencesMissing)."""
     trials = trial_plan.plan(exercise, devices, public_only)
     _, inputs, shipped = load_public(exercise)
     if public_only:
-        return Prepared(trials, inputs, frozenset(), shipped, public_only=True, explainer=explainer(exercise))
+        return Prepared(trials, inputs, frozenset(), shipped, public_only=True,
+                        explainer=explainer(exercise, fixes))
     hidden = trial_plan.draw_hidden(exercise, trials, salt)
     inputs = {**inputs, **hidden}
     return Prepared(trials, inputs, frozenset(hidden), run_reference(exercise, trials, inputs), public_only=False,
-                    explainer=explainer(exercise))
+                    explainer=explainer(exercise, fixes))
 
 
 def run(exercise: Exercise, code: str, prepared: Prepared, runner: Runner, timeout: float = 60.0) -> RunReport:

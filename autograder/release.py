@@ -11,6 +11,11 @@ OUT holds what a student needs and nothing that gives an exercise away:
   exercises' fixes) replaced by a page that says the teacher holds it back;
 - `binder/`: Binder's environment, for the book's Binder buttons.
 
+With `fixes=False` (`--no-fixes`, for a graded class) the edition's package proposes no literal fix: its
+`check()` and `autograder check` keep the diagnosis (what, where, why) and leave out every rewrite of a line and
+every fix in words (feedback/describe.py's SHOW_FIXES, written False in the edition's copy). Without it, the
+edition is for self-study and shows them, as the course does.
+
 URL is where the teacher publishes OUT (a repository of their own): the setup cell, pyproject.toml's
 Repository and the book's buttons all name it.
 """
@@ -60,8 +65,9 @@ class ReleaseError(Exception):
     """The student edition cannot be made (a bad URL, OUT not empty); the message says why."""
 
 
-def release(out: Path, repository_url: str, checkout: Path = CHECKOUT) -> list[Path]:
-    """Writes the student edition into `out` (which must be empty or missing); returns its top-level parts."""
+def release(out: Path, repository_url: str, checkout: Path = CHECKOUT, *, fixes: bool = True) -> list[Path]:
+    """Writes the student edition into `out` (which must be empty or missing); returns its top-level parts.
+    `fixes`: whether the edition's feedback proposes fixes (False for a graded class)."""
     if not URL.match(repository_url):
         raise ReleaseError(say("cli: release repository", got=repr(repository_url)))
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -71,6 +77,8 @@ def release(out: Path, repository_url: str, checkout: Path = CHECKOUT) -> list[P
     except ExportError as e:
         raise ReleaseError(str(e)) from None
     _package_points_at(out, repository_url)
+    if not fixes:
+        _without_fixes(out)
     _exercises(checkout / "solutions", out / "exercises", repository_url)
     _book(checkout / "book", out / "book", repository_url)
     if (checkout / "binder").is_dir():
@@ -85,6 +93,20 @@ def _package_points_at(out: Path, url: str) -> None:
         raise ReleaseError(say("cli: release no repository line"))
     write_atomically(pyproject, text)
     write_atomically(out / "README.md", STUDENT_README.format(title="In-place autograd errors", url=url))
+
+
+FIXES_SWITCH = Path("autograder") / "feedback" / "describe.py"
+"""Where the package says whether its feedback proposes fixes (its line `SHOW_FIXES = True`)."""
+
+
+def _without_fixes(out: Path) -> None:
+    """The edition's package with SHOW_FIXES False: its self-check proposes no fix."""
+    path = out / FIXES_SWITCH
+    text, found = re.subn(r"^SHOW_FIXES = True$", "SHOW_FIXES = False", path.read_text(encoding="utf-8"),
+                          flags=re.M)
+    if found != 1:
+        raise ReleaseError(say("run: release no fixes switch", path=FIXES_SWITCH))
+    write_atomically(path, text)
 
 
 def _exercises(solutions: Path, folder: Path, url: str) -> None:

@@ -23,6 +23,7 @@ class Settings:
     exercise: str | None = None  # every file's; a notebook whose metadata names another is malformed
     timeout: float = 60.0
     salt: str = DEFAULT_SALT  # mixed into every hidden seed; set a secret one per term
+    fixes: bool = True  # whether feedback may propose a literal fix; False for a graded class (--no-fixes)
 
 
 CHOICES = ("auto", "cpu", "cuda", "all")

@@ -162,7 +162,7 @@ def _public_passes_hidden_raises(error, exercise=EX, answer=ANSWER, public_error
     return judge(exercise, made, RunReport(outcomes=outcomes), answer=answer)
 
 
-def test_a_visible_check_failing_only_on_hidden_inputs_says_which_error_and_line_not_its_message():
+def test_a_visible_check_failing_only_on_hidden_inputs_says_which_kind_of_error_not_its_line_or_message():
     culprit = {"culprit": {"op": "torch.Tensor.add_", "file": "<answer>", "line": 3, "code": SECRET, "chain": []},
                "saved_by": {"op": "torch.nn.functional.relu", "file": "<answer>", "line": 2, "code": SECRET},
                "tensor": {"shape": [3, 4, 5, 5]}}
@@ -176,9 +176,10 @@ def test_a_visible_check_failing_only_on_hidden_inputs_says_which_error_and_line
     gradients = next(t for t in result.tests if t.name == "gradients")
     assert gradients.visibility == "after_due_date" and gradients.status == "failed"
     assert "(on hidden inputs: scenario 'train', float32 on cpu)" in gradients.output
-    assert "RuntimeError at line 3 of your answer (`out += x  # the student's line 3`)" in gradients.output
+    # even where the public trials met line 3 too: a hidden input could pick among the lines they met (redact.py)
     assert "modified by an inplace operation" in gradients.output and "What it means" in gradients.output
-    assert "`torch.Tensor.add_` at line 3" in gradients.output  # the culprit, its line read from the answer
+    assert "line 3" not in gradients.output and "torch.Tensor.add_" not in gradients.output
+    assert "RuntimeError" not in gradients.output.split("What it means")[0]
     assert all("SECRET" not in t.output and "[3, 4, 5, 5]" not in t.output for t in result.tests)
 
     alone = _public_passes_hidden_raises(error)  # raised on hidden inputs only: the line could encode them
@@ -188,16 +189,16 @@ def test_a_visible_check_failing_only_on_hidden_inputs_says_which_error_and_line
     assert not any(c.lines for c in alone.causes)
 
 
-@pytest.mark.parametrize("type_name, public, shown", [("ValueError", None, False), ("Shape_3_4_5_5", None, False),
-                                                      ("MyError", None, False), ("MyError", "MyError", True),
-                                                      ("ValueError", "ValueError", True)])
-def test_a_hidden_errors_type_is_shown_only_where_the_public_trials_raised_it(type_name, public, shown):
-    """An answer could define a thousand exception classes, or pick among Python's, by a hidden input."""
+@pytest.mark.parametrize("type_name, public", [("ValueError", None), ("Shape_3_4_5_5", None), ("MyError", None),
+                                               ("MyError", "MyError"), ("ValueError", "ValueError")])
+def test_a_hidden_errors_type_is_never_shown(type_name, public):
+    """An answer could define a thousand exception classes, or pick among Python's (or among those its public
+    trials raised) by a hidden input."""
     answer = ANSWER + "class MyError(Exception):\n    pass\n"
     raised = ErrorInfo(public, "public", 2, "x") if public else None
     result = _public_passes_hidden_raises(ErrorInfo(type_name, SECRET, 99, SECRET), answer=answer, public_error=raised)
     backward = next(t for t in result.tests if t.name == "gradients")
-    assert (f"raised {type_name}" in backward.output) is shown
+    assert f"raised {type_name}" not in backward.output and "its class is not shown" in backward.output
     assert "SECRET" not in backward.output and "line 99" not in backward.output  # no such line in the answer
 
 

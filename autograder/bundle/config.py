@@ -31,6 +31,7 @@ class BundleConfig:
     timeout: float = 60.0
     salt: str = DEFAULT_SALT
     memory_mb: int = DEFAULT_MEMORY_MB  # the worker's Limits.memory, per submission
+    fixes: bool = True  # whether feedback may propose a literal fix (export --no-fixes: False)
     options: dict[str, str] = field(default_factory=dict)
     """The platform's own settings (Platform.options), as text: Gradescope's visibility of hidden checks."""
 
@@ -58,7 +59,8 @@ class BundleConfig:
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls(exercises=tuple(data["exercises"]), timeout=float(data.get("timeout", 60.0)),
                    salt=str(data.get("salt", DEFAULT_SALT)), memory_mb=data.get("memory_mb", DEFAULT_MEMORY_MB),
-                   options=data.get("options", {}))
+                   options=data.get("options", {}), fixes=data.get("fixes") is not False)
 
     def settings(self, exercise: str) -> Settings:
-        return Settings(devices=("cpu",), exercise=exercise, timeout=self.timeout, salt=self.salt)
+        return Settings(devices=("cpu",), exercise=exercise, timeout=self.timeout, salt=self.salt,
+                        fixes=self.fixes)

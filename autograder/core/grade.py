@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..feedback import describe as feedback
 from ..feedback.describe import Explainer
-from ..feedback.redact import Seen, redacted
+from ..feedback.redact import redacted
 from ..feedback.wording import say
 from .evidence import Evidence, Failed, GraderError, label
 from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
@@ -50,7 +50,7 @@ def grade(
     explainer: Explainer | None = None,
 ) -> Result:
     """Scores every check of the exercise (public checks only for a self-check). `answer`, the graded code,
-    is where a hidden error's line text is read from (else from the worker's report). `explainer` puts errors
+    is no longer read: a hidden error names no line of it (redact.py). `explainer` puts errors
     in words (pipeline.judge passes one with the locator's suggestions); by default, the exercise's setting with
     no suggested rewrite."""
     explainer = explainer if explainer is not None else Explainer(exercise.rewrites)
@@ -129,7 +129,6 @@ class _Judge:
         self.inputs, self.answer, self.explainer = inputs, answer, explainer
         self.public = tuple(t for t in trials if t.public)
         self.hidden = tuple(t for t in trials if not t.public)
-        self.seen = Seen.of(o.error for t in self.public if (o := report.outcomes.get(t.key)) and o.error)
 
     def _on(self, check: Check, trials: tuple[Trial, ...]) -> Verdict:
         """The check's verdict on these trials; a check that trips over odd student output fails."""
@@ -173,7 +172,7 @@ class _Judge:
         outcome = self.report.outcomes.get(trial.key)
         cause = None
         if outcome is not None and outcome.error is not None:
-            shown = redacted(outcome.error, self.answer, self.seen)
+            shown = redacted(outcome.error)
             words = self.explainer(shown)
             text += "\n" + words
             cause = feedback.cause(shown, words)

@@ -18,6 +18,10 @@ from .status import Status
 ANSWER_FILE = "<answer>"
 """The file name answer code is compiled under: the file of its frames in an ErrorInfo and a culprit report."""
 
+CLASS_NOT_SHOWN = "?"
+"""An ErrorInfo's type where its class is not shown (an error on hidden inputs, feedback/redact.py): a fact
+(Cause.error), the same whatever the words; feedback says "an exception (its class is not shown ...)"."""
+
 
 @dataclass(frozen=True)
 class Trial:

@@ -28,7 +28,8 @@ class Cause:
     text: str
     """The error explained in words (feedback.describe): what was raised, where, what it means, the culprit."""
     error: str = ""
-    """The exception's class name ("" for a run that sent no report)."""
+    """The exception's class name ("" for a run that sent no report; "?" where it is not shown: an error on hidden
+    inputs, feedback/redact.py)."""
     lines: tuple[int, ...] = ()
     """The lines of the answer it names, in order: where it was raised, then the culprit's."""
     op: str = ""

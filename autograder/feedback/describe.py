@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
-from ..core.outcome import ANSWER_FILE, ErrorInfo
+from ..core.outcome import ANSWER_FILE, CLASS_NOT_SHOWN, ErrorInfo
 from ..core.result import MAX_LINES, Cause
 from .wording import say
 
@@ -31,6 +31,12 @@ class LineFix:
 Suggester = Callable[[dict], "LineFix | None"]
 """Makes a fix suggestion from a culprit report (plain data from a worker), or None."""
 
+SHOW_FIXES = True
+"""Whether this copy of the package's feedback proposes literal fixes (a rewrite of the culprit line, the fix in
+words, the leaf error's example) where no grading says otherwise: self-study keeps them. `autograder release
+--no-fixes` writes False here in the student edition's copy, so that its `check()` and `autograder check` keep
+the diagnosis (what, where, why) and leave out every fix; a graded batch or bundle says it with Settings.fixes."""
+
 MEMO_SIZE = 512
 """Errors an Explainer remembers the words of (a grading meets a few; a batch's judge makes one per submission)."""
 
@@ -38,12 +44,16 @@ MEMO_SIZE = 512
 @dataclass(frozen=True)
 class Explainer:
     """How errors are put in words in one grading: whether the exercise lets feedback propose a rewrite of the
-    culprit line (spec.Exercise.rewrites), and who proposes it (`suggest`; None: no suggestion). Calling it
+    culprit line (spec.Exercise.rewrites), who proposes it (`suggest`; None: no suggestion), and whether the
+    class may read any literal fix at all (`fixes`; False for a graded class: the diagnosis stays, what, where
+    and why, and no fix, rewrite or words, is proposed). Calling it
     describes an error, remembered in its own memo: the same error recurs across trials and checks, and its
     suggestion costs tens of milliseconds to make."""
 
     rewrites: bool = True
     suggest: Suggester | None = None
+    fixes: bool | None = None
+    """None: as this package says (SHOW_FIXES, read when the words are made)."""
     _memo: dict[tuple, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __call__(self, error: ErrorInfo) -> str:
@@ -65,7 +75,8 @@ class Explainer:
             where = say("raised where", line=error.line)
             if error.code:
                 where += say("raised code", code=error.code.strip())
-        text = say("raised", type=error.type, where=where, message=first_line(error.message))
+        shown = say("class not shown") if error.type == CLASS_NOT_SHOWN else error.type
+        text = say("raised", type=shown, where=where, message=first_line(error.message))
         if INPLACE_ERROR.search(error.message):
             text += say("inplace meaning")
             if error.culprit:
@@ -74,13 +85,19 @@ class Explainer:
                 if fix:
                     text += "\n" + fix
         elif LEAF_INPLACE_ERROR.search(error.message):
-            text += say("leaf meaning")
+            text += say("leaf meaning") if self.shows_fixes else say("run: leaf meaning without fix")
         return text
+
+    @property
+    def shows_fixes(self) -> bool:
+        """Whether these words may propose a literal fix: `fixes`, else the package's SHOW_FIXES."""
+        return SHOW_FIXES if self.fixes is None else self.fixes
 
     def fix_text(self, report: dict, limit: int = 1200) -> str | None:
         """The suggested rewrite of the culprit line (made from the op names and line texts in the report alone:
-        the student's code is not run for it); None without one, or where the exercise rules rewrites out."""
-        if not self.rewrites or self.suggest is None:
+        the student's code is not run for it); None without one, where the exercise rules rewrites out, or where
+        the class is graded without fixes."""
+        if not self.rewrites or not self.shows_fixes or self.suggest is None:
             return None
         try:
             suggestion = self.suggest(report)

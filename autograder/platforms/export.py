@@ -26,7 +26,7 @@ def _config(platform: Platform, args: argparse.Namespace) -> BundleConfig:
                               risk=say("platforms: public salt risk", env=SALT_ENV)))
     exercises = tuple(args.exercise) if args.exercise else exercise_ids()
     return BundleConfig(exercises=exercises, timeout=args.timeout, salt=salt or DEFAULT_SALT,
-                        memory_mb=args.memory_mb, options=platform.options(args))
+                        memory_mb=args.memory_mb, options=platform.options(args), fixes=not args.no_fixes)
 
 
 def memory_advice(platform: Platform, config: BundleConfig) -> str:
@@ -77,5 +77,9 @@ def configure(export: argparse.ArgumentParser) -> None:
         p.add_argument("--public-salt", action="store_true",
                        help=f"allow a bundle without {SALT_ENV} (its hidden inputs are then the course's public ones: "
                             "for trying a platform out, never for a graded class)")
+        p.add_argument("--no-fixes", action="store_true",
+                       help="for a graded class: feedback keeps its diagnosis (what, where, why) and proposes no "
+                            "fix, neither a rewrite of the line nor one in words (default: fixes shown, for "
+                            "self-study)")
         platform.add_options(p)
         p.set_defaults(func=cmd_export)

@@ -90,4 +90,13 @@ TEMPLATES: dict[str, str] = {
     "run: public data unusable": (
         "The self-check's public data {path} is not usable: {why}. Reinstall the course package; in a source "
         "checkout, run `autograder publish`."),
+    # --- hidden
+    # a leaf's in-place error, for a class graded without fixes (describe.Explainer.fixes): what it means, no fix
+    "run: leaf meaning without fix": (
+        "\nWhat it means: a tensor made with `requires_grad=True` (a leaf: a parameter, or a tensor your code was "
+        "handed) was changed in place while autograd was recording. Autograd cannot record a write into a tensor "
+        "that it must hand gradients back to. Find that write, and whether it is a parameter's update or a "
+        "write into a tensor your code was given."),
+    # `autograder release --no-fixes` (release.py): the package copied has no line to turn fixes off
+    "run: release no fixes switch": "{path} has no line `SHOW_FIXES = True` to turn the fixes off in the edition",
 }
