@@ -57,7 +57,7 @@ def words_of(value: Any) -> str:
     if isinstance(value, frozenset):
         return ", ".join(sorted(str(v) for v in value)) or "-"
     if isinstance(value, tuple):
-        return ", ".join(f"`{attr}`: {role}" for attr, role in value) or "-"
+        return ", ".join(f"`{attr}`: {role}" for attr, role in value) or "nothing"
     if value is None:
         return "-"
     return f"`{value}`" if isinstance(value, str) else str(value)
@@ -254,7 +254,7 @@ def version_moved(write: Callable[[torch.Tensor], Any], make: Callable[[], torch
     return t._version - before
 
 
-def step_moved(optimizer: type[torch.optim.Optimizer], **options: Any) -> int:
+def step_moved(optimizer: Callable[..., torch.optim.Optimizer], **options: Any) -> int:
     """How far one `optimizer.step()` moved a used weight's `_version` (a Linear(2, 2), one backward)."""
     layer = nn.Linear(2, 2)
     opt = optimizer(layer.parameters(), lr=0.1, **options)
@@ -291,6 +291,11 @@ def _plain(*shape: int) -> torch.Tensor:
 def _batch_norm(make: Make):
     a = make(3, 4)
     return nn.BatchNorm1d(4)(a), [a]
+
+
+def _embedding(make: Make):
+    i = torch.tensor([1, 2, 3])
+    return nn.Embedding(10, 4)(i), [i]
 
 
 def _gather(make: Make):
@@ -352,6 +357,7 @@ OPS: dict[str, Callable[[Make], tuple[torch.Tensor, list[torch.Tensor]]]] = {
     "batch_norm(a) (training)": _batch_norm,
     "layer_norm(a)": _one(lambda a: F.layer_norm(a, (4,))),
     "dropout(a) (training)": _one(lambda a: F.dropout(a, 0.5, training=True)),
+    "embedding(i)": _embedding,
     "a.norm(dim=1)": _one(lambda a: a.norm(dim=1)),
     "logsumexp(a, 1)": _one(lambda a: torch.logsumexp(a, 1)),
     "a.prod(1)": _one(lambda a: a.prod(1)),
@@ -386,24 +392,28 @@ def op_saves_kinds(case: OpCase) -> frozenset[str]:
     return kinds(op_saves(case))
 
 
-def _write_then_backward(case: OpCase, which: str) -> Outcome:
+def _write_then_backward(case: OpCase, which: str) -> Outcome | None:
+    """None where there is nothing to write: the op's first input is not a tensor of floats (indices)."""
+    output, inputs = case.run()
+    written = inputs[0] if which == "input" else output
+    if not written.is_floating_point():
+        return None
+
     def forward():
         output, inputs = case.run()
-        written = [t for t in inputs if t.is_floating_point()] if which == "input" else [output]
         with torch.no_grad():
-            for t in written:
-                t.add_(1)
+            (inputs[0] if which == "input" else output).add_(1)
         return output
 
     return outcome(Program(forward, _backward))
 
 
-def input_written(case: OpCase) -> Outcome:
-    """The op's inputs written in place (bumping their counters) after it ran, then backward through it."""
+def input_written(case: OpCase) -> Outcome | None:
+    """The op's first input (`a`) written in place (bumping its counter) after it ran, then backward."""
     return _write_then_backward(case, "input")
 
 
-def output_written(case: OpCase) -> Outcome:
+def output_written(case: OpCase) -> Outcome | None:
     """The op's output written in place after it ran, then backward through it."""
     return _write_then_backward(case, "output")
 
