@@ -34,25 +34,25 @@ class ClaimBroken(AssertionError):
     """A row declared what it expects, and a case measured otherwise on this torch."""
 
 
-class Outcome(enum.Enum):
+class WriteOutcome(enum.Enum):
     """What a program with an in-place write did, from the write to the gradient."""
 
-    AT_THE_WRITE = "at the write"
-    AT_BACKWARD = "at backward"
-    AT_BACKWARD_LEAF = "at backward, leaf"
-    AT_BACKWARD_OTHER = "at backward, other"
+    AT_THE_WRITE = "write"
+    AT_BACKWARD = "backward"
+    AT_BACKWARD_LEAF = "backward_leaf"
+    AT_BACKWARD_OTHER = "backward_other"
     RIGHT = "right"
     WRONG = "wrong"
-    NO_ERROR = "no error"
+    NO_ERROR = "none"
 
     def words(self) -> str:
         return say(f"notebook: measured {self.value}")
 
 
 def words_of(value: Any) -> str:
-    """A measured value as a reader sees it: an Outcome in the catalogue's words, a set of roles listed, a
+    """A measured value as a reader sees it: an WriteOutcome in the catalogue's words, a set of roles listed, a
     number or a name as it is."""
-    if isinstance(value, Outcome):
+    if isinstance(value, WriteOutcome):
         return value.words()
     if isinstance(value, frozenset):
         return ", ".join(sorted(str(v) for v in value)) or "-"
@@ -64,7 +64,7 @@ def words_of(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Column:
+class Measure:
     """One measured property: `measure(case)` gives a hashable value; `words(value)` what the cell says."""
 
     title: str
@@ -73,7 +73,7 @@ class Column:
 
 
 @dataclass(frozen=True)
-class Row:
+class Claim:
     """A claim: `label` (what the reader reads in the first column) over `cases` (name -> what each column
     measures), and optionally what each column is expected to measure for every case (`expect`, by title)."""
 
@@ -87,7 +87,7 @@ class Row:
 
 
 @dataclass(frozen=True)
-class Cell:
+class MeasuredCell:
     """A row's measurements in one column: case name -> value, in the row's order."""
 
     values: Mapping[str, Hashable]
@@ -118,10 +118,10 @@ class Table:
     """Columns over rows; `measure()` runs every case once, `markdown()` renders what was measured."""
 
     first: str
-    columns: Sequence[Column]
-    rows: Sequence[Row]
+    columns: Sequence[Measure]
+    rows: Sequence[Claim]
 
-    def measure(self) -> list[list[Cell]]:
+    def measure(self) -> list[list[MeasuredCell]]:
         cells = []
         for row in self.rows:
             unknown = set(row.expect) - {c.title for c in self.columns}
@@ -129,7 +129,7 @@ class Table:
                 raise TypeError(f"row {row.label!r} expects columns that do not exist: {sorted(unknown)}")
             line = []
             for column in self.columns:
-                cell = Cell({name: column.measure(case) for name, case in row.cases.items()})
+                cell = MeasuredCell({name: column.measure(case) for name, case in row.cases.items()})
                 if column.title in row.expect:
                     wanted = row.expect[column.title]
                     off = {name: v for name, v in cell.values.items() if v != wanted}
@@ -195,17 +195,17 @@ def _backward(output: torch.Tensor) -> None:
     output.backward(torch.ones_like(output))
 
 
-def classify(error: RuntimeError) -> Outcome:
+def classify(error: RuntimeError) -> WriteOutcome:
     text = str(error)
     if INPLACE_ERROR.search(text):
-        return Outcome.AT_BACKWARD
+        return WriteOutcome.AT_BACKWARD
     if LEAF_INPLACE_ERROR.search(text):
-        return Outcome.AT_BACKWARD_LEAF
-    return Outcome.AT_BACKWARD_OTHER
+        return WriteOutcome.AT_BACKWARD_LEAF
+    return WriteOutcome.AT_BACKWARD_OTHER
 
 
 @dataclass(frozen=True)
-class Program:
+class WriteProgram:
     """A program with a write: `forward()` runs up to and including the write and returns what `backward`
     needs; `backward(state)` returns the gradient; `right()` the gradient the maths asks for (None: not
     compared)."""
@@ -221,19 +221,19 @@ def _close(got: Any, want: Any) -> bool:
     return len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want))
 
 
-def outcome(program: Program) -> Outcome:
+def outcome(program: WriteProgram) -> WriteOutcome:
     """Run `program` and say where it was refused, or, without an error, whether its gradient was right."""
     try:
         state = program.forward()
     except RuntimeError:
-        return Outcome.AT_THE_WRITE
+        return WriteOutcome.AT_THE_WRITE
     try:
         got = program.backward(state)
     except RuntimeError as error:
         return classify(error)
     if program.right is None:
-        return Outcome.NO_ERROR
-    return Outcome.RIGHT if _close(got, program.right()) else Outcome.WRONG
+        return WriteOutcome.NO_ERROR
+    return WriteOutcome.RIGHT if _close(got, program.right()) else WriteOutcome.WRONG
 
 
 def clause(step: Callable[[], Any]) -> str | None:
@@ -354,9 +354,9 @@ OPS: dict[str, Callable[[Make], tuple[torch.Tensor, list[torch.Tensor]]]] = {
     "a.sum()": _one(torch.sum),
     "a[1:], a.t()": _one(lambda a: a[1:]),
     "a @ b": _matmul,
-    "batch_norm(a) (training)": _batch_norm,
+    "batch_norm(a)": _batch_norm,
     "layer_norm(a)": _one(lambda a: F.layer_norm(a, (4,))),
-    "dropout(a) (training)": _one(lambda a: F.dropout(a, 0.5, training=True)),
+    "dropout(a)": _one(lambda a: F.dropout(a, 0.5, training=True)),
     "embedding(i)": _embedding,
     "a.norm(dim=1)": _one(lambda a: a.norm(dim=1)),
     "logsumexp(a, 1)": _one(lambda a: torch.logsumexp(a, 1)),
@@ -368,7 +368,7 @@ OPS: dict[str, Callable[[Make], tuple[torch.Tensor, list[torch.Tensor]]]] = {
     "a.masked_select(m)": _masked_select,
 }
 """The ops the book speaks of, by how a line of code calls them (`c` needs no grad; `i` and `m` are an
-index and a mask; the others need grad)."""
+index and a mask; the others need grad; batch_norm and dropout in training mode)."""
 
 
 @dataclass(frozen=True)
@@ -392,7 +392,7 @@ def op_saves_kinds(case: OpCase) -> frozenset[str]:
     return kinds(op_saves(case))
 
 
-def _write_then_backward(case: OpCase, which: str) -> Outcome | None:
+def _write_then_backward(case: OpCase, which: str) -> WriteOutcome | None:
     """None where there is nothing to write: the op's first input is not a tensor of floats (indices)."""
     output, inputs = case.run()
     written = inputs[0] if which == "input" else output
@@ -405,15 +405,15 @@ def _write_then_backward(case: OpCase, which: str) -> Outcome | None:
             (inputs[0] if which == "input" else output).add_(1)
         return output
 
-    return outcome(Program(forward, _backward))
+    return outcome(WriteProgram(forward, _backward))
 
 
-def input_written(case: OpCase) -> Outcome | None:
+def input_written(case: OpCase) -> WriteOutcome | None:
     """The op's first input (`a`) written in place (bumping its counter) after it ran, then backward."""
     return _write_then_backward(case, "input")
 
 
-def output_written(case: OpCase) -> Outcome | None:
+def output_written(case: OpCase) -> WriteOutcome | None:
     """The op's output written in place after it ran, then backward through it."""
     return _write_then_backward(case, "output")
 
@@ -424,3 +424,254 @@ def op_cases(*ops: str) -> dict[str, OpCase]:
     if unknown:
         raise TypeError(f"not in the op zoo: {unknown}")
     return {f"`{op}` {make}": OpCase(op, make) for op in ops for make in MAKERS}
+
+
+# --- programs the book's tables run: each a WriteProgram whose `right` is the gradient of what it computed (the
+# same program with its write made visible, out of place, or left out where it changes no value backward uses)
+
+X = (0.5, 1.0)
+
+
+def _x() -> torch.Tensor:
+    return torch.tensor(X, requires_grad=True)
+
+
+def _grad_of_sum(state: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor | None:
+    leaf, result = state
+    result.sum().backward()
+    return leaf.grad
+
+
+def saving(kind: str) -> Any:
+    """A context that saves tensors one way: `none`, `identity` hooks, `save_on_cpu`, `save_on_cpu pinned`,
+    `clone` (pack keeps a copy)."""
+    from contextlib import nullcontext
+
+    from torch.autograd.graph import save_on_cpu, saved_tensors_hooks
+
+    makers: dict[str, Callable[[], Any]] = {
+        "none": nullcontext, "identity": lambda: saved_tensors_hooks(lambda t: t, lambda t: t),
+        "save_on_cpu": save_on_cpu, "save_on_cpu_pinned": lambda: save_on_cpu(pin_memory=True),
+        "clone": lambda: saved_tensors_hooks(torch.clone, lambda t: t)}
+    return makers[kind]()
+
+
+def exp_written(write: Callable[[torch.Tensor], Any], kind: str = "none") -> WriteProgram:
+    """`s = a.exp()` saved one way (`saving(kind)`), `write(s)` adding 1 to it, then backward through exp."""
+    def forward():
+        a = _x()
+        with saving(kind):
+            s = a.exp()
+        write(s)
+        return a, s
+    return WriteProgram(forward, _grad_of_sum, lambda: torch.tensor(X).exp())
+
+
+def numpy_write(increment: bool) -> WriteProgram:
+    """`y = x * w`, with `w` (needs no grad, so saved) written through `w.numpy()`; then, if `increment`,
+    `torch.autograd.graph.increment_version(w)`."""
+    def forward():
+        x, w = _x(), torch.tensor([1.0, 2.0])
+        y = x * w
+        w.numpy()[:] = 10.0
+        if increment:
+            torch.autograd.graph.increment_version(w)
+        return x, y
+    return WriteProgram(forward, _grad_of_sum, lambda: torch.tensor([1.0, 2.0]))
+
+
+def no_grad_write_unsaved() -> WriteProgram:
+    """`y = x * 2`, then `y *= 3` under no_grad: y's own write, which nobody saved, is not in the graph."""
+    def forward():
+        x = _x()
+        y = x * 2
+        with torch.no_grad():
+            y *= 3
+        return x, y
+    return WriteProgram(forward, _grad_of_sum, lambda: torch.full((2,), 6.0))
+
+
+class KeptOnContext(torch.autograd.Function):
+    """Keeps `b` as `ctx.b`, not with save_for_backward: no version is recorded for it."""
+
+    @staticmethod
+    def forward(ctx: Any, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        ctx.b = b
+        return a * b
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:  # type: ignore[override]
+        return grad * ctx.b, None
+
+
+def kept_on_context() -> WriteProgram:
+    def forward():
+        a, b = _x(), torch.ones(2)
+        y = KeptOnContext.apply(a, b)
+        b.mul_(10)
+        return a, y
+    return WriteProgram(forward, _grad_of_sum, lambda: torch.ones(2))
+
+
+class ScaleInPlace(torch.autograd.Function):
+    """Multiplies its input by 3 in place; tells autograd (`mark_dirty`) only when asked."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, dirty: bool) -> torch.Tensor:  # type: ignore[override]
+        x.mul_(3.0)
+        if dirty:
+            ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:  # type: ignore[override]
+        return grad * 3.0, None
+
+
+def custom_in_place(dirty: bool) -> WriteProgram:
+    """`h = a * 1`, `ScaleInPlace.apply(h)`, then the program goes on with `h`, as an in-place op invites."""
+    def forward():
+        a = _x()
+        h = a * 1
+        ScaleInPlace.apply(h, dirty)
+        return a, h
+    return WriteProgram(forward, _grad_of_sum, lambda: torch.full((2,), 3.0))
+
+
+def hook_writes_its_argument() -> WriteProgram:
+    """`q.register_hook(lambda g: g.mul_(10))` on one branch of `(p + q) * 2`: the gradient is shared."""
+    def forward():
+        x, w = _x(), torch.ones(2, requires_grad=True)
+        p, q = x * 1, w * 1
+        q.register_hook(lambda grad: grad.mul_(10))
+        return x, (p + q) * 2
+    return WriteProgram(forward, _grad_of_sum, lambda: torch.full((2,), 2.0))
+
+
+def unscale_saved_gradient() -> WriteProgram:
+    """A gradient penalty's graph saves g; `GradScaler.unscale_` then divides g in place, its version unmoved."""
+    def run(written: bool):
+        torch.manual_seed(0)
+        layer = nn.Linear(2, 1)
+        scaler = torch.amp.GradScaler("cpu", init_scale=4.0)
+        optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
+        (g,) = torch.autograd.grad(scaler.scale(layer(torch.ones(1, 2)).pow(2).sum()), layer.weight,
+                                   create_graph=True)
+        penalty = g.pow(2).sum()
+        if written:
+            layer.weight.grad = g
+            scaler.unscale_(optimizer)
+        return layer, penalty
+
+    def bias_grad(state):
+        return torch.autograd.grad(state[1], state[0].bias)[0]
+    return WriteProgram(lambda: run(True), bias_grad, lambda: bias_grad(run(False)))
+
+
+def step_between(optimizer: str, **options: Any) -> WriteProgram:
+    """An optimizer step between a forward that saved the weight and its backward (chapter 8's GAN, small)."""
+    def build():
+        torch.manual_seed(0)
+        layer = nn.Linear(2, 2)
+        x = torch.randn(3, 2, requires_grad=True)
+        return layer, x, layer(x).pow(2).sum()
+
+    def forward():
+        layer, x, loss = build()
+        opt = getattr(torch.optim, optimizer)(layer.parameters(), lr=0.1, **options)
+        for p in layer.parameters():
+            p.grad = torch.ones_like(p)
+        opt.step()
+        return x, loss
+
+    def right():
+        _, x, loss = build()
+        return torch.autograd.grad(loss, x)[0]
+    return WriteProgram(forward, lambda s: torch.autograd.grad(s[1], s[0])[0], right)
+
+
+def _saved_then_written(t: torch.Tensor) -> torch.Tensor:
+    s = t.sigmoid()
+    s.mul_(2)
+    return s
+
+
+def _written_then_more(t: torch.Tensor) -> torch.Tensor:
+    s = t.sigmoid()
+    s.mul_(2)
+    return s.exp()
+
+
+def _writes_its_input(t: torch.Tensor) -> torch.Tensor:
+    t.mul_(2)
+    return t.exp()
+
+
+CHECKPOINTED: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], Callable[[torch.Tensor], torch.Tensor]]] = {
+    "write_saved": (_saved_then_written, lambda t: t.sigmoid() * 2),
+    "write_saved_then_op": (_written_then_more, lambda t: (t.sigmoid() * 2).exp()),
+    "write_input": (_writes_its_input, lambda t: (t * 2).exp()),
+}
+"""Functions a checkpoint runs, each beside the same maths written out of place (what `right` computes)."""
+
+
+def checkpointed(fn: str, *, reentrant: bool, early_stop: bool = True) -> WriteProgram:
+    """`checkpoint(CHECKPOINTED[fn], a * 1)`, then backward, with checkpoint's early stop on or off."""
+    import warnings
+
+    from torch.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+
+    body, maths = CHECKPOINTED[fn]
+
+    def forward():
+        a = _x()
+        with set_checkpoint_early_stop(early_stop), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return a, checkpoint(body, a * 1, use_reentrant=reentrant)
+
+    def backward(state):
+        with set_checkpoint_early_stop(early_stop), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _grad_of_sum(state)
+
+    def right():
+        a = _x()
+        return torch.autograd.grad(maths(a * 1).sum(), a)[0]
+    return WriteProgram(forward, backward, right)
+
+
+def checkpoint_then_written(which: str) -> WriteProgram:
+    """`out = checkpoint(torch.exp, h, use_reentrant=False)`; then `out.mul_(2)` (`output`) or `h.add_(1)`
+    (`input`); then backward."""
+    from torch.utils.checkpoint import checkpoint
+
+    def forward():
+        a = _x()
+        h = a * 1
+        out = checkpoint(torch.exp, h, use_reentrant=False)
+        (out.mul_(2) if which == "output" else h.add_(1))
+        return a, out
+    return WriteProgram(forward, _grad_of_sum, lambda: 2 * torch.tensor(X).exp())
+
+
+def at_the_write(write: Callable[[], Any]) -> WriteProgram:
+    """Only the write: refused there, or not at all."""
+    return WriteProgram(write, lambda made: None)
+
+
+def multi_output_view_written(split: str) -> WriteProgram:
+    """One of the views `chunk`, `split` or `unbind` returns, written in place while autograd records."""
+    def write():
+        h = torch.ones(2, 2, requires_grad=True) * 1
+        views = {"chunk": lambda: h.chunk(2), "split": lambda: h.split(1), "unbind": lambda: h.unbind()}[split]()
+        views[0].mul_(2)
+    return at_the_write(write)
+
+
+def hooked_in_place_activation() -> WriteProgram:
+    """`nn.ReLU(inplace=True)` after a Linear that has a full backward hook."""
+    def write():
+        model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(inplace=True))
+        model[0].register_full_backward_hook(lambda *hook_args: None)
+        model(torch.randn(1, 2))
+    return at_the_write(write)

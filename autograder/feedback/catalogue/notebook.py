@@ -130,13 +130,13 @@ TEMPLATES: dict[str, str] = {
     "notebook: figure storage": "the storage: one row of memory",
     # --- measure
     # what a measured table's cell says (notebook/measured.py): an outcome, or the cases that differ
-    "notebook: measured at the write": "refused at the write",
-    "notebook: measured at backward": "error at backward",
-    "notebook: measured at backward, leaf": "error at backward (the leaf message)",
-    "notebook: measured at backward, other": "error at backward (another error)",
+    "notebook: measured write": "refused at the write",
+    "notebook: measured backward": "error at backward",
+    "notebook: measured backward_leaf": "error at backward (the leaf message)",
+    "notebook: measured backward_other": "error at backward (another error)",
     "notebook: measured right": "no error, right gradient",
     "notebook: measured wrong": "no error, **wrong gradient**",
-    "notebook: measured no error": "no error",
+    "notebook: measured none": "no error",
     "notebook: measured case": "{cases}: {verdict}",
     "notebook: measured depends": "depends: {cases}",
 }
