@@ -128,4 +128,15 @@ TEMPLATES: dict[str, str] = {
     # what the book's figures label (figures.py)
     "notebook: figure saved version": "\nsaved {attr}: expected v{expected}, now v{current}",
     "notebook: figure storage": "the storage: one row of memory",
+    # --- measure
+    # what a measured table's cell says (notebook/measured.py): an outcome, or the cases that differ
+    "notebook: measured write": "refused at the write",
+    "notebook: measured backward": "error at backward",
+    "notebook: measured backward_leaf": "error at backward (the leaf message)",
+    "notebook: measured backward_other": "error at backward (another error)",
+    "notebook: measured right": "no error, right gradient",
+    "notebook: measured wrong": "no error, **wrong gradient**",
+    "notebook: measured none": "no error",
+    "notebook: measured case": "{cases}: {verdict}",
+    "notebook: measured depends": "depends: {cases}",
 }
