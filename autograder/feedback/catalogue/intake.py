@@ -58,4 +58,11 @@ TEMPLATES: dict[str, str] = {
     "intake: no file": "no file",
     # the batch (batch.py)
     "intake: grader error": "Internal grading error (not your fault; your teacher has been told): {detail}",
+    # --- parse
+    "intake: bad coding line": (
+        "{file} cannot be read as Python: {why}. Delete its coding line (`# -*- coding: ... -*-`) and save the file "
+        "as UTF-8."),
+    "intake: not in its encoding": (
+        "{file} says it is written in {encoding} (its coding line), but line {line} is not: save the file as UTF-8 "
+        "and delete the coding line."),
 }
