@@ -198,7 +198,7 @@ def _caller_line() -> int:
 
 
 def _compile_as(code: str, first_line: int, mode: str) -> Any:
-    tree = ast.parse(code, ANSWER_FILE, mode)
+    tree: Any = ast.parse(code, ANSWER_FILE, mode)
     ast.increment_lineno(tree, first_line - 1)
     return compile(tree, ANSWER_FILE, mode)
 

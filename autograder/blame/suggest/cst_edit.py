@@ -10,7 +10,7 @@ import difflib
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -103,12 +103,12 @@ def _long_diff(old: list[str], new: list[str], head: int, tail: int, name: str, 
     last_a, last_b = _first_change(old[head:a_end][::-1], new[head:b_end][::-1])
     i, j = head + first_a, head + first_b  # where the first change ends
     k, m = a_end - last_a, b_end - last_b  # where the last one starts
+    opcodes: list[Opcode]
     if i <= k and j <= m and k - i == m - j and old[i:k] == new[j:m]:
         opcodes = [("replace", head, i, head, j), ("equal", i, k, j, m), ("replace", k, a_end, m, b_end)]
     else:
         opcodes = [("replace", head, a_end, head, b_end)]
-    matcher = difflib.SequenceMatcher(None, [], [])  # for its grouping of opcodes into hunks; it matches nothing
-    matcher.opcodes = [("equal", 0, head, 0, head), *opcodes, ("equal", a_end, len(old), b_end, len(new))]
+    matcher = _Opcodes([("equal", 0, head, 0, head), *opcodes, ("equal", a_end, len(old), b_end, len(new))])
     out = [f"--- {name}\n", f"+++ {name}\n"]
     for group in matcher.get_grouped_opcodes(context):
         out.append(f"@@ -{_range(group[0][1], group[-1][2])} +{_range(group[0][3], group[-1][4])} @@\n")
@@ -119,6 +119,20 @@ def _long_diff(old: list[str], new: list[str], head: int, tail: int, name: str, 
                 out.extend("-" + line for line in old[i1:i2])
                 out.extend("+" + line for line in new[j1:j2])
     return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
+
+
+class _Opcodes(difflib.SequenceMatcher):
+    """difflib's grouping of opcodes into hunks, of opcodes given (it matches nothing itself)."""
+
+    def __init__(self, opcodes: list[Opcode]) -> None:
+        super().__init__(None, [], [])
+        self._given = opcodes
+
+    def get_opcodes(self) -> list[Opcode]:
+        return self._given
 
 
 def _range(start: int, stop: int) -> str:
