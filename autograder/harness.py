@@ -174,7 +174,7 @@ class _Notebook:
 
 def _magic_statement(name: str, line: str) -> str:
     """The Python a line of `%time`, `%timeit` or `%prun` runs: its options taken off by IPython's own parsers
-    (the option strings are IPython's, magics/execution.py)."""
+    (the option strings are those of IPython's ExecutionMagics)."""
     if not line.strip() or not line.lstrip().startswith("-"):
         return line  # no option: nothing to take off (and no need to import IPython)
     from IPython.core import magic_arguments
