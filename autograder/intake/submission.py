@@ -86,7 +86,9 @@ def _text(path: Path, raw: bytes) -> str:
             raise SubmissionError(say("intake: not utf-8", file=path.name)) from None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    except SyntaxError as e:  # an unknown encoding declared, or a BOM with another declared
+    except SyntaxError as e:  # not UTF-8 in its first two lines, an unknown encoding, a BOM with another declared
+        if "missing encoding declaration" in str(e):
+            raise SubmissionError(say("intake: not utf-8", file=path.name)) from None
         raise SubmissionError(say("intake: bad coding line", file=path.name, why=_first_line(e))) from None
     try:
         return importlib.util.decode_source(raw)
