@@ -87,7 +87,7 @@ def _text(path: Path, raw: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as e:  # not UTF-8 in its first two lines, an unknown encoding, a BOM with another declared
-        if "missing encoding declaration" in str(e):
+        if not _utf8(b"\n".join(raw.split(b"\n", 2)[:2])):
             raise SubmissionError(say("intake: not utf-8", file=path.name)) from None
         raise SubmissionError(say("intake: bad coding line", file=path.name, why=_first_line(e))) from None
     try:
@@ -98,6 +98,14 @@ def _text(path: Path, raw: bytes) -> str:
         line = raw.count(b"\n", 0, e.start) + 1
         raise SubmissionError(say("intake: not in its encoding", file=path.name, encoding=encoding,
                                   line=line)) from None
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
