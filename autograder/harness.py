@@ -26,7 +26,7 @@ from .core.messages import INPLACE_ERROR
 from .core.outcome import ANSWER_FILE, ErrorInfo, Outcome, RunReport, Trial
 from .core.spec import Exercise, Inputs
 from .feedback.wording import say
-from .intake.cells import CELL_BREAK
+from .intake.cells import CELL_BREAK, cell_magic, may_be_ipython, python_of_cell
 
 _seed = torch.random.manual_seed
 """Seeds each trial. Bound here, before any answer runs, and not torch.manual_seed: once torch has imported
@@ -50,14 +50,17 @@ ANSWER_MODULE = "__answer__"
 def load_answer(code: str, filename: str = ANSWER_FILE) -> tuple[dict[str, Any], ErrorInfo | None]:
     """Executes answer code in a fresh module, cell by cell as Jupyter does (cells.CELL_BREAK), with the
     names a notebook has that Python lacks (`display`, `get_ipython`); returns its namespace and the error that
-    stopped it, if any. A syntax error is located at its line of the whole answer."""
-    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    stopped it, if any. A cell that is not Python but may be IPython's own syntax (a magic, `!shell`, `name?`)
+    is read as IPython reads it (cells.python_of_cell), here, where the answer runs: in a worker, inside the
+    sandbox and under the job's time limit. A syntax error is located at its line of the whole answer."""
     module = types.ModuleType(ANSWER_MODULE)
     namespace: dict[str, Any] = module.__dict__
     namespace.update(__file__="answer.py", display=_display, get_ipython=lambda: _Notebook(namespace))
     sys.modules[ANSWER_MODULE] = module
-    for first_line, cell in _cells(code):
-        compiled = Call.from_call(_compile, cell, filename, first_line)
+    cells = [(first_line, *_as_python(cell, filename, first_line)) for first_line, cell in _cells(code)]
+    shown = f"\n{CELL_BREAK}\n".join(text for _, _, text in cells)
+    linecache.cache[filename] = (len(shown), None, shown.splitlines(keepends=True), filename)
+    for first_line, compiled, _ in cells:
         if isinstance(compiled.error, SyntaxError):  # Python's own, about the answer's text: its line, as written
             e = compiled.error
             line = e.lineno + first_line - 1 if e.lineno is not None else None
@@ -66,6 +69,21 @@ def load_answer(code: str, filename: str = ANSWER_FILE) -> tuple[dict[str, Any],
         if ran.error is not None:
             return namespace, error_info(ran.error, filename)
     return namespace, None
+
+
+def _as_python(cell: str, filename: str, first_line: int) -> tuple[Call, str]:
+    """A cell compiled (a Call: its code object, or the error compiling it raised), and its text as tracebacks
+    and the locator read it: the cell itself, or, where it was read as IPython's syntax, the Python it became
+    (a cell magic that runs Python, e.g. `%%capture`, shows its body, each line where it was written)."""
+    compiled = Call.from_call(_compile, cell, filename, first_line)
+    if not isinstance(compiled.error, SyntaxError) or not may_be_ipython(cell):
+        return compiled, cell
+    python, magic = python_of_cell(cell), cell_magic(cell)
+    shown = python
+    if magic is not None and magic[0] in _Notebook.RUN_CELL:
+        above = cell.count("\n") - magic[2].count("\n") - 1  # the blank lines above the magic's line
+        shown = "\n" * above + f"# %%{magic[0]} {magic[1]}\n" + python_of_cell(magic[2])
+    return Call.from_call(_compile, python, filename, first_line), shown
 
 
 def _cells(code: str) -> list[tuple[int, str]]:
@@ -94,26 +112,95 @@ def _display(*objects: Any, **options: Any) -> None:
 
 class _Notebook:
     """What `get_ipython()` gives an answer while it is graded: the calls IPython makes of a notebook's own
-    syntax (cells.python_of_cell). `%time`, `%timeit` and `%%time` run their statement once; every
-    other magic and shell escape does nothing (a `!pip install`, a `%matplotlib inline`)."""
+    syntax (cells.python_of_cell). The magics that run Python in the notebook's namespace run it, once, with
+    their options read as IPython reads them (`%timeit -n 3 -r 1 f(x)` runs `f(x)`): the line magics `%time`,
+    `%timeit` and `%prun`, and the cell magics `%%time`, `%%timeit` (its line is the setup, run first),
+    `%%prun` and `%%capture` (what the cell prints is captured, as IPython does, and bound to the name its
+    line gives). Every other magic and shell escape does nothing (a `!pip install`, a `%matplotlib inline`, a
+    `%%writefile`)."""
 
     RUN = ("time", "timeit", "prun")
+    RUN_CELL = ("time", "timeit", "prun", "capture")
 
     def __init__(self, namespace: dict[str, Any]):
         self._namespace = namespace
 
-    def run_line_magic(self, name: str, line: str, *args: Any, **kwargs: Any) -> None:
-        if name in self.RUN and line.strip():
-            exec(compile(line, ANSWER_FILE, "exec"), self._namespace)
+    def run_line_magic(self, name: str, line: str, *args: Any, **kwargs: Any) -> Any:
+        if name not in self.RUN:
+            return None
+        statement = _magic_statement(name, line)
+        if not statement.strip():
+            return None
+        first_line = _caller_line()
+        try:  # `%time` gives the value of an expression, as IPython's does
+            expression = _compile_as(statement, first_line, "eval")
+        except SyntaxError:
+            exec(_compile_as(statement, first_line, "exec"), self._namespace)
+            return None
+        value = eval(expression, self._namespace)
+        return value if name == "time" else None
 
     def run_cell_magic(self, name: str, line: str, cell: str, *args: Any, **kwargs: Any) -> None:
-        if name in self.RUN:
-            exec(compile(cell, ANSWER_FILE, "exec"), self._namespace)
+        if name not in self.RUN_CELL:
+            return
+        first_line = _caller_line() + 1  # the body starts on the line below the magic's
+        if name == "capture":
+            from IPython.core import magic_arguments
+            from IPython.core.magics.execution import ExecutionMagics
+            from IPython.utils.capture import capture_output
+
+            options = magic_arguments.parse_argstring(ExecutionMagics.capture, line)
+            with capture_output(not options.no_stdout, not options.no_stderr, not options.no_display) as captured:
+                self._run(cell, first_line)
+            if options.output:
+                self._namespace[options.output] = captured
+            return
+        setup = _magic_statement(name, line)
+        if name == "timeit" and setup.strip():
+            exec(_compile_as(setup, first_line - 1, "exec"), self._namespace)
+        if name == "prun" and setup.strip():  # %%prun runs its line, then the cell
+            self._run(setup + "\n" + cell, first_line - 1)
+        else:
+            self._run(cell, first_line)
+
+    def _run(self, cell: str, first_line: int) -> None:
+        exec(_compile_as(python_of_cell(cell), first_line, "exec"), self._namespace)
 
     def system(self, *args: Any, **kwargs: Any) -> None:
         pass
 
     getoutput = system
+
+
+def _magic_statement(name: str, line: str) -> str:
+    """The Python a line of `%time`, `%timeit` or `%prun` runs: its options taken off by IPython's own parsers
+    (the option strings are those of IPython's ExecutionMagics)."""
+    if not line.strip() or not line.lstrip().startswith("-"):
+        return line  # no option: nothing to take off (and no need to import IPython)
+    from IPython.core import magic_arguments
+    from IPython.core.magics.execution import ExecutionMagics
+
+    if name == "time":
+        _, rest = magic_arguments.parse_argstring(ExecutionMagics.time, line, partial=True)
+        return " ".join(rest)
+    magics = ExecutionMagics(shell=None)
+    if name == "timeit":
+        _, statement = magics.parse_options(line, "n:r:tcp:qov:", posix=False, strict=False, preserve_non_opts=True)
+    else:
+        _, statement = magics.parse_options(line, "D:l:rs:T:q", list_all=True, posix=False)
+    return str(statement)
+
+
+def _caller_line() -> int:
+    """The line of the answer that called the stand-in (where its magic was written); 1 where it is not known."""
+    frame = sys._getframe(2)
+    return frame.f_lineno if frame.f_code.co_filename == ANSWER_FILE and frame.f_lineno else 1
+
+
+def _compile_as(code: str, first_line: int, mode: str) -> Any:
+    tree: Any = ast.parse(code, ANSWER_FILE, mode)
+    ast.increment_lineno(tree, first_line - 1)
+    return compile(tree, ANSWER_FILE, mode)
 
 
 def error_info(exc: BaseException, filename: str = ANSWER_FILE) -> ErrorInfo:

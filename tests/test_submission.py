@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from autograder.harness import load_answer
-from autograder.intake.cells import CELL_BREAK
+from autograder.intake.cells import CELL_BREAK, python_of_cell
 from autograder.intake.submission import SubmissionError, answer_code
 
 
@@ -32,13 +32,16 @@ def test_answer_cells_in_order_with_exercise_from_metadata(tmp_path):
 
 
 def test_ipython_syntax_becomes_the_calls_jupyter_makes(tmp_path):
-    """As IPython reads a cell, not as a pattern would: `!=` continuing a line stays a comparison."""
+    """As IPython reads a cell, not as a pattern would: `!=` continuing a line stays a comparison. The grader
+    keeps the cells as written; the harness, where the answer runs, reads them as IPython does."""
     path = tmp_path / "s.ipynb"
-    nbformat.write(notebook([answer("%timeit y = 1\n!ls\nx = (1\n    != 2)\ntorch.relu?"), answer("z = 3")]), path)
+    cell = "%timeit y = 1\n!ls\nx = (1\n    != 2)\ntorch.relu?"
+    nbformat.write(notebook([answer(cell), answer("z = 3")]), path)
     code = answer_code(path).code
-    assert code.splitlines() == ["get_ipython().run_line_magic('timeit', 'y = 1')", "get_ipython().system('ls')",
-                                 "x = (1", "    != 2)", "get_ipython().run_line_magic('pinfo', 'torch.relu')",
-                                 CELL_BREAK, "z = 3"]
+    assert code.splitlines() == [*cell.splitlines(), CELL_BREAK, "z = 3"]
+    assert python_of_cell(cell).splitlines() == [
+        "get_ipython().run_line_magic('timeit', 'y = 1')", "get_ipython().system('ls')", "x = (1", "    != 2)",
+        "get_ipython().run_line_magic('pinfo', 'torch.relu')"]
     namespace, error = load_answer(code)
     assert error is None and (namespace["x"], namespace["y"], namespace["z"]) == (True, 1, 3)
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 
-_IPYTHON_SYNTAX = re.compile(r"^\s*[%!]|\?\s*$", re.MULTILINE)
-"""A line that may be IPython's own syntax (a magic, a shell escape, `name?`): only then is IPython asked."""
+_IPYTHON_SYNTAX = re.compile(r"^[^\S\n]*[%!]|=[^\S\n]*[%!]|\?[^\S\n]*$", re.MULTILINE)
+"""A line that may be IPython's own syntax (a magic, a shell escape, `x = %magic`, `x = !shell`, `name?`): only
+then is IPython asked. Its whitespace never crosses a line (`\\s*` would: quadratic in a run of blank lines),
+so one search is linear."""
 CELL_BREAK = "# (next answer cell)"
 """The line between two answer cells in the graded code (where one blank line would be): the harness runs each
 cell on its own, as Jupyter does, so that a cell may start with `from __future__ import ...`."""
@@ -37,15 +39,28 @@ def last_run_answers(history: list[str]) -> dict[int, str]:
 
 
 def notebook_code(cells: list[str]) -> str:
-    """The graded code of these answer cells: each as Python (python_of_cell), joined by CELL_BREAK lines."""
-    return f"\n{CELL_BREAK}\n".join(python_of_cell(cell) for cell in cells)
+    """The graded code of these answer cells: each as written, joined by CELL_BREAK lines. Nothing here reads
+    them: IPython's syntax is turned into Python (python_of_cell) by the harness, cell by cell, where the answer
+    runs (in a worker: inside the sandbox, under the job's time limit), since IPython's transformer costs time
+    quadratic in a cell's magics (300 `%time` lines: minutes)."""
+    return f"\n{CELL_BREAK}\n".join(cells)
+
+
+def may_be_ipython(cell: str) -> bool:
+    """Whether a line of the cell may be IPython's own syntax (a magic, a shell escape, `name?`). Linear."""
+    return _IPYTHON_SYNTAX.search(cell) is not None
 
 
 def python_of_cell(cell: str) -> str:
     """A notebook cell as the Python Jupyter runs: IPython's own syntax (`%magic`, `!shell`, `name?`) becomes the
     calls IPython makes of it (the grader's stand-in `get_ipython()` answers them, harness.py), exactly where
-    IPython sees it (`!=` at the start of a continued line stays a comparison). Line numbers are kept."""
-    if not _IPYTHON_SYNTAX.search(cell):
+    IPython sees it (`!=` at the start of a continued line stays a comparison). Line numbers are kept: the blank
+    lines IPython drops ahead of a cell are put back, and a cell magic (one line) is padded to its length.
+
+    IPython's transformer tokenizes the whole cell again after each piece of syntax it turns: its cost is
+    quadratic in a cell's magics. The grader's own process never calls this on a submission: the harness
+    does, where the answer runs (in a worker, inside the sandbox, under the job's time limit)."""
+    if not may_be_ipython(cell):
         return cell
     from IPython.core.inputtransformer2 import TransformerManager  # 0.2 s: only for cells that may need it
 
@@ -55,5 +70,19 @@ def python_of_cell(cell: str) -> str:
         return cell
     if python.endswith("\n") and not cell.endswith("\n"):
         python = python[:-1]
+    lines = cell.split("\n")
+    dropped = next((i for i, line in enumerate(lines) if line and not line.isspace()), 0)  # as IPython drops them
+    python = "\n" * dropped + python
     missing = cell.count("\n") - python.count("\n")  # a cell magic becomes one line: pad to keep line numbers
     return python + "\n" * missing if missing > 0 else python
+
+
+def cell_magic(cell: str) -> tuple[str, str, str] | None:
+    """(name, the rest of its line, its body) of a cell that is a cell magic (`%%time`, `%%capture out`, ...),
+    as IPython tells one (its first line that is not blank starts with `%%`); None for any other cell."""
+    lines = cell.split("\n")
+    at = next((i for i, line in enumerate(lines) if line and not line.isspace()), None)
+    if at is None or not lines[at].startswith("%%"):
+        return None
+    name, _, rest = lines[at].strip()[2:].partition(" ")
+    return name, rest, "\n".join(lines[at + 1:])

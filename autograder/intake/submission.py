@@ -9,8 +9,11 @@ message the student can act on.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import io
 import json
 import re
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,10 +77,35 @@ def _read(path: Path) -> bytes:
 
 
 def _text(path: Path, raw: bytes) -> str:
+    """A notebook's text (JSON: UTF-8); a .py file's as Python reads it: in the encoding its PEP 263 coding line
+    declares (UTF-8 without one; tokenize.detect_encoding, importlib.util.decode_source)."""
+    if path.suffix != ".py":
+        try:
+            return raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise SubmissionError(say("intake: not utf-8", file=path.name)) from None
     try:
-        return raw.decode("utf-8-sig")
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as e:  # not UTF-8 in its first two lines, an unknown encoding, a BOM with another declared
+        if not _utf8(b"\n".join(raw.split(b"\n", 2)[:2])):
+            raise SubmissionError(say("intake: not utf-8", file=path.name)) from None
+        raise SubmissionError(say("intake: bad coding line", file=path.name, why=_first_line(e))) from None
+    try:
+        return importlib.util.decode_source(raw)
+    except UnicodeDecodeError as e:
+        if encoding in ("utf-8", "utf-8-sig"):
+            raise SubmissionError(say("intake: not utf-8", file=path.name)) from None
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise SubmissionError(say("intake: not in its encoding", file=path.name, encoding=encoding,
+                                  line=line)) from None
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise SubmissionError(say("intake: not utf-8", file=path.name)) from None
+        return False
+    return True
 
 
 def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:

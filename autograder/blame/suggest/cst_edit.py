@@ -10,7 +10,7 @@ import difflib
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -74,16 +74,81 @@ def parsed(text: str) -> Source:
     return Source(text)
 
 
+DIFFED = 400
+"""Lines of each side that difflib matches at once: its matching is quadratic in the lines it compares (a run of
+blank lines is its worst case: 8,000 took 23 s), so a longer changed span is read a window at a time."""
+
+
 def unified_diff(before: str, after: str, name: str, context: int = 1) -> str:
     """The unified diff of two texts. Only the span between their common first and last lines is compared
-    (a rewrite changes a few lines), so the cost is linear in the file, not quadratic."""
+    (a rewrite changes a few lines), and difflib matches at most DIFFED lines of each side at once, so the
+    cost is linear in the texts: a longer span is diffed as its first change and its last, with the lines
+    between them unchanged (or, where they are not, as one change of the whole span: a true diff, if not the
+    shortest)."""
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     head, tail = _common_ends(old, new)
+    if len(old) - tail - head > DIFFED or len(new) - tail - head > DIFFED:
+        return _long_diff(old, new, head, tail, name, context)
     start = max(head - context, 0)
     a, b = old[start:len(old) - max(tail - context, 0)], new[start:len(new) - max(tail - context, 0)]
     lines = difflib.unified_diff(a, b, fromfile=name, tofile=name, n=context)
     return "".join(_shifted(line, start) if line.startswith("@@") else line if line.endswith("\n") else line + "\n"
                    for line in lines)
+
+
+def _long_diff(old: list[str], new: list[str], head: int, tail: int, name: str, context: int) -> str:
+    """unified_diff of a changed span longer than DIFFED lines, in time linear in it."""
+    a_end, b_end = len(old) - tail, len(new) - tail
+    first_a, first_b = _first_change(old[head:a_end], new[head:b_end])
+    last_a, last_b = _first_change(old[head:a_end][::-1], new[head:b_end][::-1])
+    i, j = head + first_a, head + first_b  # where the first change ends
+    k, m = a_end - last_a, b_end - last_b  # where the last one starts
+    opcodes: list[Opcode]
+    if i <= k and j <= m and k - i == m - j and old[i:k] == new[j:m]:
+        opcodes = [("replace", head, i, head, j), ("equal", i, k, j, m), ("replace", k, a_end, m, b_end)]
+    else:
+        opcodes = [("replace", head, a_end, head, b_end)]
+    matcher = _Opcodes([("equal", 0, head, 0, head), *opcodes, ("equal", a_end, len(old), b_end, len(new))])
+    out = [f"--- {name}\n", f"+++ {name}\n"]
+    for group in matcher.get_grouped_opcodes(context):
+        out.append(f"@@ -{_range(group[0][1], group[-1][2])} +{_range(group[0][3], group[-1][4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(" " + line for line in old[i1:i2])
+            else:
+                out.extend("-" + line for line in old[i1:i2])
+                out.extend("+" + line for line in new[j1:j2])
+    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
+
+
+class _Opcodes(difflib.SequenceMatcher):
+    """difflib's grouping of opcodes into hunks, of opcodes given (it matches nothing itself)."""
+
+    def __init__(self, opcodes: list[Opcode]) -> None:
+        super().__init__(None, [], [])
+        self._given = opcodes
+
+    def get_opcodes(self) -> list[Opcode]:
+        return self._given
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's range as difflib writes it (1-based; `start,0` after the line before an empty one)."""
+    length = stop - start
+    return f"{start + 1}" if length == 1 else f"{start if not length else start + 1},{length}"
+
+
+def _first_change(old: list[str], new: list[str]) -> tuple[int, int]:
+    """Where the first change of two line lists that differ at their first line ends (in each), found by
+    difflib in their first DIFFED lines (a change that runs past them ends there)."""
+    a, b = old[:DIFFED], new[:DIFFED]
+    for tag, _, i2, _, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            return i2, j2
+    return len(a), len(b)
 
 
 def _shifted(hunk: str, by: int) -> str:
@@ -113,11 +178,14 @@ def changed_lines(before: str, after: str, inserted_after: bool = False, span: i
     whole_old, whole_new = before.splitlines(), after.splitlines()
     head, tail = _common_ends(whole_old, whole_new)
     old, new = whole_old[head:len(whole_old) - tail], whole_new[head:len(whole_new) - tail]
-    changes = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if not changes:
+    if not old and not new:
         return 0, "", ""
-    last = changes[-1] if changes[-1][2] - changes[0][1] <= span else changes[0]
-    i1, j1, i2, j2 = changes[0][1] + head, changes[0][3] + head, last[2] + head, last[4] + head
+    # the changes begin at the span's first line and end at its last: within `span` lines, they are one
+    if len(old) <= span:
+        i1, j1, i2, j2 = head, head, head + len(old), head + len(new)
+    else:  # else the first alone, whose end difflib finds in a bounded window (linear in the file)
+        first_a, first_b = _first_change(old, new)
+        i1, j1, i2, j2 = head, head, head + first_a, head + first_b
     if i1 == i2 and inserted_after and i1 > 0:
         i1, j1 = i1 - 1, j1 - 1
     elif i1 == i2 and i2 < len(whole_old):

@@ -66,4 +66,11 @@ TEMPLATES: dict[str, str] = {
     "intake: folder and asked differ": (
         "{file} was handed in for the assignment of exercise {assignment}, but --exercise {asked} was asked for: "
         "not graded. Grade that assignment's folder without --exercise, or with --exercise {assignment}."),
+    # --- parse
+    "intake: bad coding line": (
+        "{file} cannot be read as Python: {why}. Delete its coding line (`# -*- coding: ... -*-`) and save the file "
+        "as UTF-8."),
+    "intake: not in its encoding": (
+        "{file} says it is written in {encoding} (its coding line), but line {line} is not: save the file as UTF-8 "
+        "and delete the coding line."),
 }
