@@ -30,7 +30,7 @@ from .intake.exercise_of import Malformed, exercise_of, guess
 from .intake.files import csv_cell, json_text, plain_data, read_bounded, safe_text, write_atomically
 from .intake.out_folder import name_submissions, remember
 from .intake.submission import MAX_BYTES, Answer, SubmissionError, answer_code
-from .pipeline import Prepared, judge, prepare, run
+from .pipeline import Prepared, judge, prepare, regrader, run
 from .runner import Runner
 from .settings import Settings
 
@@ -120,7 +120,8 @@ def _grade_file(answer: Answer | SubmissionError, path: Path, name: str, setting
     try:
         prepared = (preparations or Preparations(settings)).get(exercise)
         report = run(exercise, answer.code, prepared, runner, settings.timeout)
-        result = judge(exercise, prepared, report, submission=name, answer=answer.code)
+        result = judge(exercise, prepared, report, submission=name, answer=answer.code,
+                       regrade=regrader(exercise, prepared, runner, settings.timeout))
     except Exception as e:  # noqa: BLE001 - reported loudly as the grader's fault, never the student's
         return grader_error(name, exercise.id, e)
     return replace(result, execution_time=time.perf_counter() - start, printed=printed(report))

@@ -15,7 +15,8 @@ public data that drifted from the reference cannot hide a difference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from . import trials as trial_plan
 from .core.grade import grade
@@ -23,7 +24,7 @@ from .core.outcome import Outcome, RunReport, Trial
 from .core.result import Result
 from .core.spec import Exercise, Inputs
 from .exercises import get
-from .feedback.describe import Explainer, LineFix
+from .feedback.describe import Explainer, LineFix, Suggester
 from .public import load_public
 from .reference_store import run_reference
 from .runner import InProcessRunner, Job, Runner
@@ -46,6 +47,53 @@ def suggested_rewrite(report: dict) -> LineFix | None:
         return None if part is None else "\n".join(without_comment(line.strip()) or "" for line in part.splitlines())
 
     return LineFix(found.line, shown(found.before), shown(found.after), found.why)
+
+
+Regrade = Callable[[str], Result]
+"""Grades another code text of the same answer with the same exercise, trials and runner (verify below)."""
+
+
+def applied(code: str, fix: LineFix) -> str | None:
+    """`code` with a suggested rewrite put in place of the lines it names (compared without comments), each new
+    line indented as the first old one; None where those lines are not the suggestion's `before`."""
+    from .blame.suggest.suggest import without_comment
+
+    if fix.before is None or fix.after is None:
+        return None
+    lines, old = code.splitlines(), fix.before.splitlines()
+    start = fix.line - 1
+    if not 0 <= start <= len(lines) - len(old) or any(
+            (without_comment(line.strip()) or "") != want.strip() for line, want in zip(lines[start:], old)):
+        return None
+    first = lines[start]
+    indent = first[: len(first) - len(first.lstrip())]
+    return "\n".join(lines[:start] + [indent + line.strip() for line in fix.after.splitlines()]
+                     + lines[start + len(old):]) + "\n"
+
+
+def passes(result: Result) -> bool:
+    """Every check passed: the whole score, and no check failed."""
+    return result.score >= result.max_score and all(t.status.value == "passed" for t in result.tests)
+
+
+def verified(suggest: Suggester, code: str, regrade: Regrade) -> Suggester:
+    """`suggest`, except that a rewrite is proposed only where the answer, with it applied, passes every check
+    of the exercise (graded by `regrade`, as the answer was): the rule `blame --fix` follows, never advise a fix
+    that does not work. Words alone cannot be applied, and pass as they are."""
+    seen: dict[str, bool] = {}
+
+    def checked(report: dict) -> LineFix | None:
+        fix = suggest(report)
+        if fix is None or fix.after is None or fix.before is None:
+            return fix
+        fixed = applied(code, fix)
+        if fixed is None:
+            return None
+        if fixed not in seen:
+            seen[fixed] = passes(regrade(fixed))
+        return fix if seen[fixed] else None
+
+    return checked
 
 
 def explainer(exercise: Exercise, fixes: bool | None = None) -> Explainer:
@@ -95,11 +143,28 @@ def run(exercise: Exercise, code: str, prepared: Prepared, runner: Runner, timeo
 
 
 def judge(exercise: Exercise, prepared: Prepared, report: RunReport, *, submission: str = "",
-          answer: str | None = None) -> Result:
-    """The Result of a run. `answer`: the graded code, where a hidden error's line is read from."""
+          answer: str | None = None, regrade: Regrade | None = None) -> Result:
+    """The Result of a run. `answer`: the graded code. `regrade`: how to grade another text of it, so that a
+    rewrite the feedback proposes is first applied and graded (verified); without it none is proposed."""
+    explain = prepared.explainer or explainer(exercise)
+    if explain.suggest is not None and explain.rewrites and explain.shows_fixes:
+        explain = replace(explain, suggest=verified(explain.suggest, answer, regrade) if answer and regrade else
+                          _words_only(explain.suggest), _memo={})
     return grade(exercise, report, prepared.reference, prepared.trials, prepared.inputs,
-                 public_only=prepared.public_only, submission=submission, answer=answer,
-                 explainer=prepared.explainer or explainer(exercise))
+                 public_only=prepared.public_only, submission=submission, answer=answer, explainer=explain)
+
+
+def _words_only(suggest: Suggester) -> Suggester:
+    """Where no grading can verify a rewrite: the suggestion's words, never its rewrite."""
+    def words(report: dict) -> LineFix | None:
+        fix = suggest(report)
+        return None if fix is None or fix.after is not None else fix
+    return words
+
+
+def regrader(exercise: Exercise, prepared: Prepared, runner: Runner, timeout: float) -> Regrade:
+    """Grades another text of an answer as the answer was graded (same trials, inputs, runner), for verified."""
+    return lambda code: judge(exercise, prepared, run(exercise, code, prepared, runner, timeout), answer=code)
 
 
 def grade_code(exercise_id: str, code: str, *, devices: tuple[str, ...] = ("cpu",),
@@ -108,5 +173,7 @@ def grade_code(exercise_id: str, code: str, *, devices: tuple[str, ...] = ("cpu"
     """The whole grading of one answer, in process unless a runner is given (`autograder check`)."""
     exercise = get(exercise_id)
     prepared = prepare(exercise, devices, salt=salt, public_only=public_only)
-    report = run(exercise, code, prepared, runner or InProcessRunner(), timeout)
-    return judge(exercise, prepared, report, submission=submission, answer=code)
+    runner = runner or InProcessRunner()
+    report = run(exercise, code, prepared, runner, timeout)
+    return judge(exercise, prepared, report, submission=submission, answer=code,
+                 regrade=regrader(exercise, prepared, runner, timeout))

@@ -12,7 +12,7 @@ import torch
 from autograder.core.result import Result
 from autograder.exercises import get
 from autograder.intake.submission import answer_code
-from autograder.pipeline import Prepared, judge, prepare, run
+from autograder.pipeline import Prepared, judge, prepare, regrader, run
 from autograder.runner import InProcessRunner
 from autograder.settings import DEFAULT_SALT
 
@@ -51,6 +51,8 @@ def grade():
     def _grade(exercise_id: str, code: str, **settings) -> Result:
         exercise = get(exercise_id)
         made = prepared(exercise_id, **settings)
-        return judge(exercise, made, run(exercise, code, made, InProcessRunner()), answer=code)
+        runner = InProcessRunner()
+        return judge(exercise, made, run(exercise, code, made, runner), answer=code,
+                     regrade=regrader(exercise, made, runner, 60.0))
 
     return _grade

@@ -87,7 +87,21 @@ def _judged(exercise: Exercise, prepared: Prepared, steps: Any, code: str | None
         if not stop.timed_out:  # Ctrl-C: no verdict
             return SelfCheck(None, None, (*notes, say("notebook: check stopped", stop=stop)), judged, stop)
         report = RunReport(Status.TIMED_OUT, say("stopped after", seconds=timeout))
-    return SelfCheck(judge(exercise, prepared, report, submission="notebook", answer=code), report, notes, judged)
+    return SelfCheck(judge(exercise, prepared, report, submission="notebook", answer=code,
+                           regrade=_regrade(exercise, prepared, timeout)), report, notes, judged)
+
+
+def _regrade(exercise: Exercise, prepared: Prepared, timeout: float | None) -> Callable[[str], Result]:
+    """Grades a rewrite of the answer cells as they were graded, so that check() proposes only a fix that
+    passes (pipeline.verified); a rewrite stopped by the time limit or Ctrl-C is not proposed."""
+    def regrade(code: str) -> Result:
+        try:
+            with stopping(timeout):
+                report = run_steps(answer_steps(exercise, code, prepared.trials, (), prepared.inputs))
+        except Stop:
+            report = RunReport(Status.TIMED_OUT, say("stopped after", seconds=timeout))
+        return judge(exercise, prepared, report, answer=code)
+    return regrade
 
 
 class Listener(Protocol):
