@@ -33,7 +33,7 @@ from autograder.feedback.wording import TEMPLATES
 from autograder.intake.cells import marker_line
 from autograder.intake.submission import is_answer_cell
 from autograder.notebook.selfcheck import self_check
-from autograder.pipeline import explainer, judge
+from autograder.pipeline import explainer, judge, regrader
 from autograder.reference_store import known_submissions
 from autograder.release import FIXES_SWITCH
 from autograder.runner import InProcessRunner
@@ -159,7 +159,8 @@ def graded_both_ways(tmp_path_factory):
         codes[name] = job.code
         exercise = EXERCISES[job.exercise]
         prepared = replace(preparations.get(exercise), explainer=explainer(exercise, True))
-        default.append(judge(exercise, prepared, report, submission=name, answer=job.code))
+        default.append(judge(exercise, prepared, report, submission=name, answer=job.code,
+                             regrade=regrader(exercise, prepared, InProcessRunner(), 60.0)))
     assert {r.submission for r in default} == set(codes)
     return {False: (results, codes), True: (default, codes)}
 

@@ -236,7 +236,7 @@ def test_a_grader_with_and_without_rewrites_side_by_side():
     """pipeline.judge's explainer follows the exercise; one built by hand follows itself. No global involved."""
     from autograder.core.grade import grade
     from autograder.feedback.describe import Explainer
-    from autograder.pipeline import explainer, run, suggested_rewrite
+    from autograder.pipeline import explainer, regrader, run, suggested_rewrite
 
     exercise = get("residual_add")
     prepared = prepare(exercise, public_only=True)
@@ -249,6 +249,8 @@ def test_a_grader_with_and_without_rewrites_side_by_side():
     assert texts[True][0] == texts[True][1] != texts[False][0]
     assert any("A fix to try" in t for t in texts[True][0]) and not any("A fix to try" in t for t in texts[False][0])
     assert explainer(exercise) == Explainer(exercise.rewrites, suggested_rewrite)
-    assert judge(exercise, prepared, report).causes == grade(
+    verified = regrader(exercise, prepared, InProcessRunner(), 60.0)  # the rewrite is graded before it is shown
+    assert judge(exercise, prepared, report, answer=known_submissions("residual_add").broken,
+                 regrade=verified).causes == grade(
         exercise, report, prepared.reference, prepared.trials, prepared.inputs, public_only=True,
         explainer=Explainer(exercise.rewrites, suggested_rewrite)).causes
