@@ -8,11 +8,11 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import nbformat
 import pytest
+import tomllib
 import torch
 from packaging.requirements import Requirement
 from packaging.version import Version
