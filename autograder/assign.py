@@ -23,7 +23,7 @@ import nbformat
 from .intake.cells import ANSWER_MARKER, marker_line
 from .intake.files import write_atomically
 from .intake.submission import is_answer_cell
-from .settings import TORCH_CHECKED
+from .settings import TORCH_RELEASES
 
 SOLUTION_ONLY_TAG = "solution-only"
 PREDICT_TAG = "predict"
@@ -50,7 +50,7 @@ if importlib.util.find_spec("autograder") is None:
                     "{requirement}"], check=True)
 import torch
 
-if not torch.__version__.startswith("{checked}"):
+if not torch.__version__.startswith({prefixes}):
     print("Note: this course was checked on torch {checked}; this notebook runs torch", torch.__version__ + ".",
           "Error messages may be worded a little otherwise (the notebooks accept the known forms).")"""
 
@@ -77,8 +77,9 @@ def needs() -> list[str]:
 def setup_cell(repository_url: str | None = None) -> nbformat.NotebookNode:
     """The first code cell: the course from `repository_url` (default: this course's own repository)."""
     requirement = f"inplace-autograd-course @ git+{repository_url or repository()}"
-    checked = ".".join(TORCH_CHECKED.split(".")[:2])
-    source = SETUP.format(requirement=requirement, needs=", ".join(f'"{n}"' for n in needs()), checked=checked)
+    minors = [".".join(release.split(".")[:2]) for release in TORCH_RELEASES]
+    source = SETUP.format(requirement=requirement, needs=", ".join(f'"{n}"' for n in needs()),
+                          checked=" and ".join(minors), prefixes=repr(tuple(minors)))
     return nbformat.v4.new_code_cell(source, metadata={"tags": [SETUP_TAG]})
 
 

@@ -8,10 +8,13 @@ from dataclasses import dataclass
 
 from .feedback.wording import say
 
-TORCH_CHECKED = "2.13.0"
-"""The torch the course is checked on (its tests, the bundles' pin, Binder's). Others of the 2.x line may word a
+TORCH_RELEASES = ("2.13.0", "2.14.1")
+"""The torch releases the course is checked on (README, "Which torch": the whole suite on the first, what differs
+most likely on the second, and the whole of it by scripts/check-release). Others of the 2.x line may word a
 message otherwise or behave otherwise where a release changed; the notebooks' setup cell says so when a
-learner's differs, and the course states each such change with its release."""
+learner's is none of these, and the course states each such change with its release."""
+TORCH_CHECKED = TORCH_RELEASES[0]
+"""The release the bundles pin (and Binder's): the one every test runs on."""
 
 DEFAULT_SALT = "inplace-course"
 """Mixed into every hidden seed where no salt is given; a batch sets a secret one per term."""
