@@ -196,6 +196,11 @@ class Locator(ContextDecorator):
         gf = t.grad_fn
         p.is_output = gf is not None and _next_seq is not None and gf._sequence_nr() == _next_seq() - 1
         p.grad_fn_name = gf.name() if p.is_output and gf is not None else None
+        forward_cls = getattr(gf, "_forward_cls", None)
+        if p.op is None and p.is_output and isinstance(forward_cls, type):
+            # torch 2.14 packs a custom Function's saved output once its apply has returned: no `apply` frame is
+            # left to read, but the output's node names its Function
+            p.op = f"{forward_cls.__name__}.apply"
         p.output_nr = t.output_nr
         # without the sequence number an output cannot be told apart: detach all (no cycle, a terser message)
         p.tensor = t if _next_seq is not None and not p.is_output else t.detach()
