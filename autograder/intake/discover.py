@@ -16,8 +16,6 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from .exercise_of import exercise_named
-
 SUFFIXES = (".ipynb", ".py")
 NAME_LIMIT = 160
 """Characters of a submission's name (a folder name in --out: file systems allow 255 bytes)."""
@@ -200,6 +198,14 @@ class Place:
     owner: str
     in_folder: bool
     assignment: str | None = None
+
+
+def exercise_named(text: str, allowed: Collection[str]) -> str | None:
+    """The exercise a name points to, if exactly one: its id, in any case, with any run of other characters for
+    an underscore (`01_residual_add`, `residual_add-ada`, `Residual add`, `03 Residual-Add`)."""
+    key = re.sub(r"[^a-z0-9]+", "_", text.casefold())
+    named = [e for e in allowed if e in key]
+    return named[0] if len(named) == 1 else None
 
 
 def place_of(parts: tuple[str, ...], exercise_ids: Collection[str]) -> Place:

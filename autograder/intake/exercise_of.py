@@ -12,12 +12,12 @@ another exercise (never graded and credited as that other one), and one whose as
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..feedback.wording import say
+from .discover import exercise_named  # the one rule for names, files' and folders' alike
 from .submission import Answer
 
 UNKNOWN = "unknown"
@@ -30,14 +30,6 @@ class Malformed:
 
     exercise: str
     message: str
-
-
-def exercise_named(text: str, allowed: Collection[str]) -> str | None:
-    """The exercise a name points to, if exactly one: its id, in any case, with any run of other characters for
-    an underscore (`01_residual_add`, `residual_add-ada`, `Residual add`, `03 Residual-Add`)."""
-    key = re.sub(r"[^a-z0-9]+", "_", text.casefold())
-    named = [e for e in allowed if e in key]
-    return named[0] if len(named) == 1 else None
 
 
 def exercise_from_name(path: Path, allowed: Collection[str]) -> str | None:

@@ -31,8 +31,17 @@ def signature(failing: list[str] | tuple[str, ...], error: str | None, op: str |
 
 
 def normalise_line(line: str) -> str:
-    """A culprit line as compared with the report's: its words, single-spaced."""
-    return " ".join(line.split())
+    """A culprit line as compared with the report's: its tokens, single-spaced, without its comment (`out +=x  #
+    the skip` is `out += x`); a line that does not tokenize, its words."""
+    import io
+    import tokenize
+
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    try:
+        tokens = [t.string for t in tokenize.generate_tokens(io.StringIO(line.strip()).readline) if t.type not in skip]
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return " ".join(line.split())
+    return " ".join(tokens)
 
 
 @dataclass(frozen=True)

@@ -173,11 +173,11 @@ TEMPLATES: dict[str, str] = {
     ),
     'workshop: label hidden add': (
         'Through .data or after .detach, autograd does not see part of the sum: nothing raises, but a path of'
-        ' the gradient is missing. Add out of place: out = out + x.'
+        ' the gradient is missing. Add out of place, into a new tensor.'
     ),
     'workshop: label adds into x': (
         "`x += out` writes into the caller's x: the caller's tensor changes, and autograd refuses the write "
-        'to a tensor it needs. Add into a new tensor: out = out + x.'
+        'to a tensor it needs. Add into a new tensor instead.'
     ),
     'workshop: label relu after add': (
         'This block adds x after its last ReLU. Moving the ReLU after the add changes the output: keep the '
@@ -221,7 +221,7 @@ TEMPLATES: dict[str, str] = {
     ),
     'workshop: label hidden scale': (
         "Scaling through .data, or after .detach, hides the scale from autograd: nothing raises, but q's "
-        'gradient misses it or stops. Scale out of place: q = q * self.scale.'
+        'gradient misses it or stops. Scale out of place, into a new tensor.'
     ),
     'workshop: label scale place': (
         'The scale is missing or in the wrong place: the scores are q times k transposed, times head_dim to '
