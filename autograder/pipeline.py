@@ -15,6 +15,7 @@ public data that drifted from the reference cannot hide a difference.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -60,7 +61,8 @@ def applied(code: str, fix: LineFix) -> str | None:
 
     if fix.before is None or fix.after is None:
         return None
-    lines, old = code.splitlines(), fix.before.splitlines()
+    # lines as Python counts them: str.splitlines would also split on \x0c, \x85, \u2028..., which Python does not
+    lines, old = re.split(r"\r\n|\r|\n", code.rstrip("\r\n")), fix.before.split("\n")
     start = fix.line - 1
     if not 0 <= start <= len(lines) - len(old) or any(
             (without_comment(line.strip()) or "") != want.strip() for line, want in zip(lines[start:], old)):
@@ -78,8 +80,10 @@ def passes(result: Result) -> bool:
 
 def verified(suggest: Suggester, code: str, regrade: Regrade) -> Suggester:
     """`suggest`, except that a rewrite is proposed only where the answer, with it applied, passes every check
-    of the exercise (graded by `regrade`, as the answer was): the rule `blame --fix` follows, never advise a fix
-    that does not work. Words alone cannot be applied, and pass as they are."""
+    of the exercise's public trials (graded by `regrade`): the rule `blame --fix` follows, never advise a fix
+    that does not work. Words alone cannot be applied, and pass as they are. One rewrite at most is graded per
+    answer (a second one is not proposed): an answer that scatters its writes cannot make its grading cost more
+    than one more run."""
     seen: dict[str, bool] = {}
 
     def checked(report: dict) -> LineFix | None:
@@ -87,7 +91,7 @@ def verified(suggest: Suggester, code: str, regrade: Regrade) -> Suggester:
         if fix is None or fix.after is None or fix.before is None:
             return fix
         fixed = applied(code, fix)
-        if fixed is None:
+        if fixed is None or (fixed not in seen and seen):
             return None
         if fixed not in seen:
             seen[fixed] = passes(regrade(fixed))
@@ -162,9 +166,22 @@ def _words_only(suggest: Suggester) -> Suggester:
     return words
 
 
+def public_part(prepared: Prepared) -> Prepared:
+    """`prepared` with its public trials alone, judged as a self-check is: what a rewrite is verified on, so that
+    whether a fix is shown never depends on a hidden input (an answer could otherwise make the fixed code pass
+    or fail by the hidden values and read one bit of them in its feedback)."""
+    trials = tuple(t for t in prepared.trials if t.public)
+    scenarios = {t.scenario for t in trials}
+    return Prepared(trials, {k: v for k, v in prepared.inputs.items() if k not in prepared.hidden}, frozenset(),
+                    {k: v for k, v in prepared.reference.items() if k.split("/")[0] in scenarios},
+                    public_only=True, explainer=prepared.explainer)
+
+
 def regrader(exercise: Exercise, prepared: Prepared, runner: Runner, timeout: float) -> Regrade:
-    """Grades another text of an answer as the answer was graded (same trials, inputs, runner), for verified."""
-    return lambda code: judge(exercise, prepared, run(exercise, code, prepared, runner, timeout), answer=code)
+    """Grades another text of an answer on the public trials of `prepared` (public_part), with the same runner,
+    for verified."""
+    public = public_part(prepared)
+    return lambda code: judge(exercise, public, run(exercise, code, public, runner, timeout), answer=code)
 
 
 def grade_code(exercise_id: str, code: str, *, devices: tuple[str, ...] = ("cpu",),

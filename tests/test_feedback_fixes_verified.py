@@ -8,6 +8,8 @@ same rewrites, unverified, include ones that fail, so the test can fail."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from autograder import pipeline
@@ -71,3 +73,41 @@ def test_unverified_the_same_suggestions_include_a_fix_that_fails():
             if fixed is not None and not passes(grade_code(eid, fixed, public_only=True)):
                 failing.append((eid, name, fix.after))
     assert failing, "no unverified suggestion fails: this test could not catch a wrong one"
+
+
+def test_whether_a_fix_is_shown_never_depends_on_a_hidden_input():
+    """A rewrite is verified on the public trials alone: an answer whose code after the culprit line passes or
+    fails by the hidden values (found by the red team) reads nothing of them in whether its fix is shown."""
+    broken = known_submissions("residual_add").broken
+    code = broken.replace("        return out\n", "        if x.shape[1] == 5 and float(x.detach().flatten()[0]) > 0:\n"
+                                                  "            out = out * 1.5\n        return out\n")
+    # which checks pass may differ by salt (the answer's own maths); whether a fix is shown, and which, may not
+    seen = {salt: sorted({m for t in grade_code("residual_add", code, salt=salt).tests
+                          for m in re.findall(r"A fix to try \(line \d+\): `[^`]*` -> `[^`]*`", t.output or "")})
+            for salt in ("s1", "s2", "s3", "s4")}
+    assert len({repr(v) for v in seen.values()}) == 1, seen
+
+
+def test_applied_counts_lines_as_python_does():
+    """A comment holding \\x85 (a line break to str.splitlines, not to Python) moves no line: the rewrite lands on
+    the line the report names, and the comment's tail stays a comment."""
+    code = "def f(out, x):\n    # a note\x85print('tail')\n    y = 1\n    out += x\n    return out\n"
+    fixed = applied(code, LineFix(4, "out += x", "out = out + x", ""))
+    assert fixed is not None and "    out = out + x\n" in fixed and "\x85print('tail')\n" in fixed
+    compile(fixed, "<answer>", "exec")
+
+
+def test_one_rewrite_at_most_is_graded_per_answer():
+    """An answer that scatters its writes (a different culprit line per trial) costs one more run at most."""
+    code = "a += 1\nb += 1\nc += 1\n"
+    fixes = iter([LineFix(n, f"{v} += 1", f"{v} = {v} + 1", "") for n, v in ((1, "a"), (2, "b"), (3, "c"))])
+    graded = []
+
+    def regrade(text):
+        graded.append(text)
+        return grade_code("residual_add", known_submissions("residual_add").broken.replace("out += x", "out = out + x"),
+                          public_only=True)
+
+    check = pipeline.verified(lambda report: next(fixes), code, regrade)
+    shown = [check({}) for _ in range(3)]
+    assert len(graded) == 1 and shown[0] is not None and shown[1:] == [None, None]
