@@ -30,7 +30,8 @@ EXTENSIONS = {"py", "md", "json", "csv", "html", "ipynb", "zip", "txt", "toml", 
 # file names the prose uses as examples of a user's or another program's files, not files of this repository
 EXAMPLE_FILES = {"train.py", "SCRIPT.py", "site.py", "mutation_guard.py", "answer.py", "a_b.py", "b.py",
                  "a_b-2.py", "-x.py", "residual_add-ada.py", "data_trap_ada.py", "data_trap_ada-2.py", "hw3.py",
-                 "scratch.py"}
+                 "scratch.py",
+                 "graph.py", "module.py"}  # torch's own (its line numbers in tracebacks, README "Which torch")
 
 
 def package_modules() -> list[Path]:
