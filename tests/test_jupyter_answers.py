@@ -9,14 +9,14 @@ import json
 import subprocess
 import sys
 
-import nbformat
 import pytest
 
 from autograder.harness import _magic_statement, load_answer
 from autograder.intake.cells import cell_magic, notebook_code, python_of_cell
-from autograder.intake.submission import SubmissionError, answer_code, is_answer_cell
+from autograder.intake.submission import SubmissionError, answer_code
 from autograder.reference_store import known_submissions
-from tests.conftest import EXERCISE_NOTEBOOKS, ROOT, solution_code
+from tests.adversarial.test_honest_answers import notebook  # the exercise notebook with these answer cells
+from tests.conftest import ROOT, solution_code
 
 EXERCISE = "residual_add"
 SOLUTION = solution_code(EXERCISE)
@@ -26,13 +26,6 @@ TIMED = ("\nmodel = ResidualBlock(4)\nx = torch.randn(2, 4, 5, 5)\n%timeit -n 3 
 """Lines a learner adds to time the block, options and all (`%time`'s value is the expression's, as IPython's)."""
 
 
-def notebook(*cells: str) -> str:
-    """The exercise notebook with its answer cell replaced by these answer cells."""
-    nb = nbformat.read(next(EXERCISE_NOTEBOOKS.glob(f"*_{EXERCISE}.ipynb")), as_version=4)
-    at = next(i for i, c in enumerate(nb.cells) if is_answer_cell(c))
-    answers = [nbformat.v4.new_code_cell(cell, metadata={"tags": ["answer"]}) for cell in cells]
-    nb.cells = [*nb.cells[:at], *answers, *nb.cells[at + 1:]]
-    return nbformat.writes(nb)
 
 
 def latin1_py(code: str) -> bytes:

@@ -17,14 +17,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from autograder.blame.suggest.cst_edit import changed_lines, unified_diff
 from autograder.intake.cells import may_be_ipython
-from autograder.intake.submission import answer_code, is_answer_cell
+from autograder.intake.submission import answer_code
 from tests.adversarial.conftest import needs_sandbox
-from tests.conftest import EXERCISE_NOTEBOOKS, ROOT, solution_code
+from tests.adversarial.test_honest_answers import notebook  # the exercise notebook with these answer cells
+from tests.conftest import ROOT, solution_code
 
 EXERCISE = "residual_add"
 SOLUTION = solution_code(EXERCISE)
@@ -32,12 +32,6 @@ LINEAR = 10.0
 """The most t(4n) / t(n) may be: linear is 4, quadratic 16; the margin is for a machine shared with other work."""
 
 
-def notebook(*cells: str) -> str:
-    nb = nbformat.read(next(EXERCISE_NOTEBOOKS.glob(f"*_{EXERCISE}.ipynb")), as_version=4)
-    at = next(i for i, c in enumerate(nb.cells) if is_answer_cell(c))
-    answers = [nbformat.v4.new_code_cell(cell, metadata={"tags": ["answer"]}) for cell in cells]
-    nb.cells = [*nb.cells[:at], *answers, *nb.cells[at + 1:]]
-    return nbformat.writes(nb)
 
 
 def cost(run: Callable[[], object]) -> float:
