@@ -12,6 +12,7 @@ blame, the workshop, reports, platforms, the command line), merged here into the
 
 from __future__ import annotations
 
+from . import language
 from .catalogue import AREAS, blame, cli, intake, notebook, platforms, reports, run, workshop
 
 CORE: dict[str, str] = {
@@ -112,5 +113,16 @@ TEMPLATES: dict[str, str] = _merged()
 
 
 def say(message_id: str, /, **fields: object) -> str:
-    """The template `message_id`, filled with `fields` (positional-only: a field may be called anything)."""
-    return TEMPLATES[message_id].format(**fields)
+    """The template `message_id` in the language chosen now (language.chosen), filled with `fields`
+    (positional-only: a field may be called anything). In another language than English, a field that is an
+    exercise's own text (a check's description, a rule's words) is said in that language too."""
+    chosen = language.chosen()
+    if chosen == "en":
+        return TEMPLATES[message_id].format(**fields)
+    said = {k: language.sentence(v, chosen) if isinstance(v, str) else v for k, v in fields.items()}
+    return language.template(message_id, TEMPLATES[message_id], chosen).format(**said)
+
+
+def exercise_text(text: str) -> str:
+    """An exercise's own text (a check's name or description), in the language chosen now."""
+    return language.sentence(text, language.chosen())

@@ -1,0 +1,58 @@
+"""Babel's extraction methods for the package's words (babel.cfg names them; `scripts/translations` runs them).
+
+Both read the source as a syntax tree and never import it:
+- `templates`: each `TEMPLATES` (and wording.py's `CORE`) dict of a catalogue area, message id -> English, as
+  `pgettext(message_id, english)`: the id is the context, so two ids with the same English may be translated apart;
+- `exercise_texts`: an exercise spec's own text (autograder/exercises/<id>.py): every check's name, and every
+  other string of three words or more that is not a docstring, as `gettext(english)`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from typing import IO, Any
+
+WORD = re.compile(r"[A-Za-z]{2,}")
+TEMPLATE_DICTS = {"TEMPLATES", "CORE"}
+
+
+def _tree(fileobj: IO[bytes]) -> ast.Module:
+    return ast.parse(fileobj.read().decode("utf-8"))
+
+
+def templates(fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any) -> Iterator[tuple]:
+    """(line, 'pgettext', (message id, English), comments) for each entry of a templates dict."""
+    for node in ast.walk(_tree(fileobj)):
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        if not (isinstance(target, ast.Name) and target.id in TEMPLATE_DICTS
+                and isinstance(getattr(node, "value", None), ast.Dict)):
+            continue
+        for key, value in zip(node.value.keys, node.value.values):  # type: ignore[union-attr]
+            if isinstance(key, ast.Constant) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                yield value.lineno, "pgettext", (key.value, value.value), [f"message id: {key.value}"]
+
+
+def is_sentence(text: str) -> bool:
+    """Words a learner reads (three words or more), not a key or a name."""
+    return " " in text.strip() and len(WORD.findall(text)) >= 3
+
+
+def exercise_texts(fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any) -> Iterator[tuple]:
+    """(line, 'gettext', English, comments) for each check name and each sentence of an exercise's spec."""
+    tree = _tree(fileobj)
+    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Check":
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                names.add(id(node.args[0]))
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in docstrings:
+            continue
+        if id(node) in names:
+            yield node.lineno, "gettext", node.value, ["a check's name"]
+        elif is_sentence(node.value) and "{" not in node.value:
+            yield node.lineno, "gettext", node.value, []
