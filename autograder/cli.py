@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import settings as device_choice
+from .feedback.language import ENV, LANGUAGES
 from .feedback.wording import say
 from .intake.files import terminal_text
 
@@ -236,7 +237,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
     from .core.status import Status
-    from .feedback.text import FOOTER, feedback_text
+    from .feedback.text import feedback_text, footer
     from .runner.pool import PoolError
 
     try:
@@ -247,7 +248,7 @@ def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | 
         print(say("cli: stopped", stopped=say("stopped after", seconds=args.timeout)))
         return 1
     print(terminal_text(feedback_text(result)))  # a file that is not one's own (--sandbox) may print anything
-    print(FOOTER)
+    print(footer())
     return 0 if result.status == Status.PASSED else 1
 
 
@@ -443,6 +444,9 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for name, (summary, add_arguments) in COMMANDS.items():
         s = sub.add_parser(name, help=summary)
+        s.add_argument("--language", choices=sorted(LANGUAGES),
+                       help=f"the language of what the course says (default: ${ENV}, else en); "
+                            "PyTorch's own messages stay in English")
         if command is None or command == name:
             add_arguments(s)
     return p
@@ -452,6 +456,8 @@ def main(argv: list[str] | None = None) -> int:
     """Runs one command. The command is the first argument (the top level has no options but --help)."""
     argv = sys.argv[1:] if argv is None else argv
     args = parser(argv[0] if argv else "").parse_args(argv)
+    if args.language:  # for this process and every one it starts: the words are made when they are said
+        os.environ[ENV] = args.language
     return args.func(args)
 
 

@@ -82,6 +82,8 @@ def _exempt_nodes(tree: ast.AST) -> set[int]:
             if head in {"log", "logger", "logging", "LOG"} or name.startswith("re.") or last == "compile":
                 mark(node)
             first = node.args[0] if last == "say" and node.args else None
+            if last == "say_in" and len(node.args) > 1:
+                first = node.args[1]
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value in _message_ids():
                 mark(first)  # a message id of the catalogue, not a sentence
             for kw in node.keywords:

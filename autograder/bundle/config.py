@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..catalog import exercise_ids
+from ..feedback import language as languages
 from ..feedback.wording import say
 from ..settings import DEFAULT_SALT, Settings
 from .source import ExportError
@@ -32,6 +33,7 @@ class BundleConfig:
     salt: str = DEFAULT_SALT
     memory_mb: int = DEFAULT_MEMORY_MB  # the worker's Limits.memory, per submission
     fixes: bool = True  # whether feedback may propose a literal fix (export --no-fixes: False)
+    language: str = "en"  # what the feedback is written in (export --language; feedback/language.py)
     options: dict[str, str] = field(default_factory=dict)
     """The platform's own settings (Platform.options), as text: Gradescope's visibility of hidden checks."""
 
@@ -45,6 +47,9 @@ class BundleConfig:
             raise ExportError(say("cli: export timeout"))
         if isinstance(self.memory_mb, bool) or not isinstance(self.memory_mb, int) or self.memory_mb < MIN_MEMORY_MB:
             raise ExportError(say("cli: export memory", least=MIN_MEMORY_MB, got=repr(self.memory_mb)))
+        if not isinstance(self.language, str) or languages.known(self.language) != self.language:
+            raise ExportError(say("cli: unknown language", language=repr(self.language),
+                                  known=", ".join(languages.LANGUAGES)))
         if not isinstance(self.options, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.options.items()):
             raise ExportError(say("cli: export options"))
@@ -59,7 +64,8 @@ class BundleConfig:
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls(exercises=tuple(data["exercises"]), timeout=float(data.get("timeout", 60.0)),
                    salt=str(data.get("salt", DEFAULT_SALT)), memory_mb=data.get("memory_mb", DEFAULT_MEMORY_MB),
-                   options=data.get("options", {}), fixes=data.get("fixes") is not False)
+                   options=data.get("options", {}), fixes=data.get("fixes") is not False,
+                   language=data.get("language", "en"))
 
     def settings(self, exercise: str) -> Settings:
         return Settings(devices=("cpu",), exercise=exercise, timeout=self.timeout, salt=self.salt,

@@ -17,6 +17,7 @@ import time
 import traceback
 from pathlib import Path
 
+from ..feedback import language
 from ..feedback.wording import say
 from . import container
 from .config import CONFIG_NAME, BundleConfig
@@ -39,6 +40,7 @@ def run(platform: Platform, root: Path, args: argparse.Namespace) -> int:
         container.reserve_results(results, fallback)
         why = say("platforms: grader configuration unreadable", name=CONFIG_NAME)
         config = platform.graded(BundleConfig.load(config_path), args)
+        os.environ[language.ENV] = config.language  # the feedback's language, as the bundle was exported
     except Exception as e:  # noqa: BLE001 - a broken bundle: every submission says so, staff fix and regrade
         traceback.print_exc()
         fallback = data = platform.broken(f"{why}: {type(e).__name__}", time.perf_counter() - start)

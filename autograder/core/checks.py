@@ -99,7 +99,7 @@ def matches_reference(reads: Selector, what: str, scenarios: tuple[str, ...] | N
         for pair, key in ev.observations():
             if key not in pair.got.values:
                 found = missing(ev, pair, key)
-                return replace(found, hidden=f"{what}: {found.hidden}")
+                return replace(found, hidden=say("hidden detail", what=what, detail=found.hidden))
             want = pair.want.values[key]
             got = pair.got.values[key]
             if isinstance(want, float):
@@ -108,10 +108,11 @@ def matches_reference(reads: Selector, what: str, scenarios: tuple[str, ...] | N
             if isinstance(want, torch.Tensor):
                 problem = mismatch(got, want, tolerance(pair.trial.dtype, pair.trial.device))
             else:
-                problem = None if got == want else f"is {got!r}, expected {want!r}"
+                problem = None if got == want else say("problem is", got=repr(got), want=repr(want))
             if problem:
                 return failed(say("mismatch", what=what, key=key, problem=problem, trial=pair.label),
-                              f"{what}: {ev.shown_name(key)} {miss_kind(got, want)}", trial=pair.trial)
+                              say("hidden miss", what=what, name=ev.shown_name(key), miss=miss_kind(got, want)),
+                              trial=pair.trial)
         return PASS
 
     return Rule(evaluate, scenarios, reads)
@@ -124,7 +125,7 @@ def completes(scenarios: tuple[str, ...], what: str) -> Rule:
         for pair in ev.pairs():
             if pair.got.error is not None:
                 return failed(say("step failed", what=what, trial=pair.label, explanation=ev.explain(pair.got.error)),
-                              f"{what} failed",
+                              say("hidden step failed", what=what),
                               trial=pair.trial, error=pair.got.error)
         return PASS
 
@@ -139,7 +140,8 @@ def holds(key: str, scenarios: tuple[str, ...], failure: str) -> Rule:
             if key not in pair.got.values:
                 return missing(ev, pair, key)
             if pair.got.values[key] is not True:
-                return failed(say("does not hold", failure=failure, trial=pair.label), failure, trial=pair.trial)
+                return failed(say("does not hold", failure=failure, trial=pair.label),
+                              say("hidden holds not", failure=failure), trial=pair.trial)
         return PASS
 
     return Rule(evaluate, scenarios, (key,))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..feedback import describe as feedback
 from ..feedback.describe import Explainer
 from ..feedback.redact import redacted
-from ..feedback.wording import say
+from ..feedback.wording import exercise_text, say
 from .evidence import Evidence, Failed, GraderError, label
 from .messages import INPLACE_ERROR, LEAF_INPLACE_ERROR
 from .outcome import Outcome, RunReport, Trial
@@ -70,7 +70,7 @@ def grade(
                 status=Status.PASSED if passed else Status.FAILED,
                 output=judged.verdict.message,
                 visibility="visible" if check.public else "after_due_date",
-                description=check.description,
+                description=exercise_text(check.description),
                 brief="" if passed else judged.brief,
                 trial="" if passed or judged.trial is None else judged.trial.key,
                 cause=None if passed else causes.index(judged.cause),

@@ -25,14 +25,20 @@ def _tree(fileobj: IO[bytes]) -> ast.Module:
 def templates(fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any) -> Iterator[tuple]:
     """(line, 'pgettext', (message id, English), comments) for each entry of a templates dict."""
     for node in ast.walk(_tree(fileobj)):
-        target = node.target if isinstance(node, ast.AnnAssign) else (
-            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
-        if not (isinstance(target, ast.Name) and target.id in TEMPLATE_DICTS
-                and isinstance(getattr(node, "value", None), ast.Dict)):
+        target: ast.expr
+        value: ast.expr | None
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
             continue
-        for key, value in zip(node.value.keys, node.value.values):  # type: ignore[union-attr]
-            if isinstance(key, ast.Constant) and isinstance(value, ast.Constant) and isinstance(value.value, str):
-                yield value.lineno, "pgettext", (key.value, value.value), [f"message id: {key.value}"]
+        if not (isinstance(target, ast.Name) and target.id in TEMPLATE_DICTS and isinstance(value, ast.Dict)):
+            continue
+        for key, text in zip(value.keys, value.values):
+            if (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(text, ast.Constant)
+                    and isinstance(text.value, str)):
+                yield text.lineno, "pgettext", (key.value, text.value), [f"message id: {key.value}"]
 
 
 def is_sentence(text: str) -> bool:

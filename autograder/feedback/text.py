@@ -11,9 +11,8 @@ from __future__ import annotations
 from ..core.outcome import Trial
 from ..core.result import Result
 from ..core.status import Status
-from .wording import say
+from .wording import exercise_text, say
 
-FOOTER = "(Self-check: public checks only. The grader runs every check, also on inputs you do not see.)"
 INDENT = "        "
 
 
@@ -30,9 +29,9 @@ def feedback_text(result: Result) -> str:
         lines.append(say("what went wrong", checks=", ".join(met)))
         lines += [INDENT + line for line in cause.text.splitlines()]
     for t in result.tests:
-        mark = "PASS" if t.status == Status.PASSED else "FAIL"
-        hidden = "" if t.visibility == "visible" else " (hidden inputs)"
-        lines.append(f"  [{mark}] {t.name}: {t.score:g}/{t.max_score:g}{hidden}")
+        mark = say("mark passed") if t.status == Status.PASSED else say("mark failed")
+        hidden = "" if t.visibility == "visible" else say("mark hidden")
+        lines.append(f"  [{mark}] {exercise_text(t.name)}: {t.score:g}/{t.max_score:g}{hidden}")
         if t.status != Status.FAILED:
             continue
         if t.cause is not None and result.causes[t.cause].text in result.output:
@@ -42,6 +41,11 @@ def feedback_text(result: Result) -> str:
         elif t.output:
             lines += [INDENT + line for line in t.output.splitlines()]
     return "\n".join(lines)
+
+
+def footer() -> str:
+    """What a self-check's feedback ends with: it ran the public checks only."""
+    return say("self-check footer")
 
 
 def _where(trial_key: str) -> str:

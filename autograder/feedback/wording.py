@@ -71,6 +71,11 @@ CORE: dict[str, str] = {
     # the feedback a student reads (feedback/text.py)
     "what went wrong": "What went wrong (in {checks}):",
     "met it": "{brief}{trial}: see what went wrong, above.",
+    "mark passed": "PASS",
+    "mark failed": "FAIL",
+    "mark hidden": " (hidden inputs)",
+    "self-check footer": (
+        "(Self-check: public checks only. The grader runs every check, also on inputs you do not see.)"),
     # observations (checks.py)
     "in trial": "In {trial}: {explanation}",
     "not observed": "In {trial}: `{key}` was not observed (did your code return early or return None?).",
@@ -82,6 +87,12 @@ CORE: dict[str, str] = {
     "problem nan": "contains NaN",
     "problem differs": "differs (max abs error {error:.2e}, relative {relative:.2e}; tolerance rtol={rtol:g})",
     "problem entries": "differs in {count} of {total} entries",
+    "problem is": "is {got}, expected {want}",
+    # what a check found on hidden inputs, before "hidden" says where (no number, no value)
+    "hidden detail": "{what}: {detail}",
+    "hidden miss": "{what}: {name} {miss}",
+    "hidden step failed": "{what} failed",
+    "hidden holds not": "{failure}",
     # what a miss on hidden inputs was, in words with no number (checks.miss_kind)
     "miss no value": "holds no value (for a gradient: its `.grad` was None)",
     "miss not a tensor": "is not a tensor",
@@ -114,9 +125,14 @@ TEMPLATES: dict[str, str] = _merged()
 
 def say(message_id: str, /, **fields: object) -> str:
     """The template `message_id` in the language chosen now (language.chosen), filled with `fields`
-    (positional-only: a field may be called anything). In another language than English, a field that is an
-    exercise's own text (a check's description, a rule's words) is said in that language too."""
-    chosen = language.chosen()
+    (positional-only: a field may be called anything)."""
+    return say_in(language.chosen(), message_id, **fields)
+
+
+def say_in(chosen: str, message_id: str, /, **fields: object) -> str:
+    """The template `message_id` in the language `chosen`, filled with `fields`. In another language than
+    English, a field that is an exercise's own text (a check's description, a rule's words) is said in that
+    language too."""
     if chosen == "en":
         return TEMPLATES[message_id].format(**fields)
     said = {k: language.sentence(v, chosen) if isinstance(v, str) else v for k, v in fields.items()}

@@ -28,7 +28,7 @@ from ..core.result import Result
 from ..core.spec import Exercise
 from ..core.status import Status
 from ..exercises import get
-from ..feedback.text import FOOTER, feedback_text
+from ..feedback.text import feedback_text, footer
 from ..feedback.wording import say
 from ..harness import answer_steps, run_steps, trial_steps
 from ..intake.cells import last_run_answers, notebook_code
@@ -173,7 +173,7 @@ class Checker:
             self._tell("stopped", exercise_id, found.stop)
             return
         print(feedback_text(found.result))
-        print(FOOTER)
+        print(footer())
         self._tell("after", found.result, found.report)
 
     def _tell(self, event: str, *args: Any) -> None:

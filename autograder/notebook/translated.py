@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import nbformat
 
-LANGUAGE_LINE = {"zh": 'os.environ["COURSE_LANGUAGE"] = "zh"  # 本笔记本的 check()、predict() 和 diagnose() 用中文作答'}
-"""What a translated notebook's setup cell adds, so that everything the course says in it is in its language."""
+from ..feedback import language as languages
+from ..feedback.wording import say_in
+
 KEPT_COMMENTS = re.compile(r"^(#{2,}\s*(BEGIN|END)\b|#\s*(noqa|type:|pragma)\b|#\s*\(next answer cell\))")
 MARKER = re.compile(r"^(#\s*Answer cell(?: \d+ of \d+)? \(graded\)\s*:?\s*)(.*)$", re.IGNORECASE)
 SAID = {"print", "NotImplementedError"}
@@ -62,10 +63,16 @@ def translated(notebook: nbformat.NotebookNode, language: str,
             cell.source = lookup(cell.source) or cell.source
         elif cell.cell_type == "code":
             cell.source = _translate_code(cell.source, lookup)
-            if "setup" in cell.get("metadata", {}).get("tags", []) and language in LANGUAGE_LINE:
-                cell.source = _with_language(cell.source, LANGUAGE_LINE[language])
+            if "setup" in cell.get("metadata", {}).get("tags", []):
+                cell.source = _with_language(cell.source, language_line(language))
     out.metadata["language"] = language
     return out
+
+
+def language_line(language: str) -> str:
+    """What a translated notebook's setup cell adds, so that everything the course says in it is in its language."""
+    said = say_in(language, "notebook: language set")
+    return f'os.environ["{languages.ENV}"] = "{language}"  # {said}'
 
 
 def _with_language(source: str, line: str) -> str:

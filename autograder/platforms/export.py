@@ -12,6 +12,7 @@ from ..bundle.config import DEFAULT_MEMORY_MB, GRADER_MB, BundleConfig
 from ..bundle.platform import Platform
 from ..bundle.source import ExportError
 from ..catalog import exercise_ids
+from ..feedback.language import chosen
 from ..feedback.wording import say
 from ..settings import DEFAULT_SALT
 from . import platforms
@@ -26,7 +27,8 @@ def _config(platform: Platform, args: argparse.Namespace) -> BundleConfig:
                               risk=say("platforms: public salt risk", env=SALT_ENV)))
     exercises = tuple(args.exercise) if args.exercise else exercise_ids()
     return BundleConfig(exercises=exercises, timeout=args.timeout, salt=salt or DEFAULT_SALT,
-                        memory_mb=args.memory_mb, options=platform.options(args), fixes=not args.no_fixes)
+                        memory_mb=args.memory_mb, options=platform.options(args), fixes=not args.no_fixes,
+                        language=chosen(args.language))
 
 
 def memory_advice(platform: Platform, config: BundleConfig) -> str:

@@ -1,6 +1,8 @@
 """The words of the learner's notebook: check(), predict(), diagnose(), the book's questions."""
 
 TEMPLATES: dict[str, str] = {
+    # the line a translated notebook's setup cell ends with (notebook/translated.py)
+    "notebook: language set": "check(), predict() and diagnose() answer in this notebook's language",
     # check() (selfcheck.py)
     "notebook: no answer cell": (
         "check() found no answer cell among the cells you ran (an answer cell's first line says `# Answer cell "
