@@ -14,6 +14,7 @@ Markdown chapters (Colab opens notebooks only).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +23,58 @@ from sphinx.errors import ExtensionError
 from sphinx.roles import XRefRole
 
 EXERCISE_DIR = "exercises/"
+EDITIONS = {"zh": "zh/"}
+"""Each translated edition: its site folder beside the English one (the English site at /, the Chinese at /zh/),
+and its exercise pages' folder under exercises/ (exercises/zh/NN_<id>.ipynb, scripts/translations writes them)."""
+SWITCH_LABEL = {"en": "中文", "zh": "English"}
 
 
-def exercise_docname(srcdir: Path, exercise_id: str) -> str:
-    """`/exercises/NN_<id>` (a document name from the book's root) for an exercise id."""
-    pages = sorted(Path(srcdir, EXERCISE_DIR).glob(f"[0-9][0-9]_{exercise_id}.ipynb"))
+def edition(config) -> str:
+    """The edition a build makes: 'zh' where Sphinx's language is Chinese, else 'en'."""
+    return "zh" if str(getattr(config, "language", "") or "").lower().startswith("zh") else "en"
+
+
+def exercise_folder(language: str) -> str:
+    return EXERCISE_DIR + EDITIONS.get(language, "")
+
+
+def exercise_docname(srcdir: Path, exercise_id: str, language: str = "en") -> str:
+    """`/exercises/NN_<id>` (a document name from the book's root) for an exercise id; in a translated edition,
+    its page there (`/exercises/zh/NN_<id>`)."""
+    folder = exercise_folder(language)
+    pages = sorted(Path(srcdir, folder).glob(f"[0-9][0-9]_{exercise_id}.ipynb"))
     if len(pages) != 1:
-        raise ExtensionError(f"{{exercise}}`{exercise_id}`: no single page exercises/NN_{exercise_id}.ipynb "
+        raise ExtensionError(f"{{exercise}}`{exercise_id}`: no single page {folder}NN_{exercise_id}.ipynb "
                              f"(found {[p.name for p in pages]})")
-    return f"/{EXERCISE_DIR}{pages[0].stem}"
+    return f"/{folder}{pages[0].stem}"
+
+
+def counterpart(pagename: str, language: str) -> str:
+    """The same page in the other edition, as a URL relative to this page (English at the site's root, the
+    Chinese edition at zh/)."""
+    depth = pagename.count("/")
+    if language == "en":
+        other = pagename.replace(EXERCISE_DIR, exercise_folder("zh"), 1) if pagename.startswith(EXERCISE_DIR) else pagename
+        return "../" * depth + EDITIONS["zh"] + other + ".html"
+    other = pagename.replace(exercise_folder("zh"), EXERCISE_DIR, 1)
+    return "../" * (depth + 1) + other + ".html"
+
+
+def link_other_edition(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """A button on every page to the same page in the other language (tests/test_book_zh.py follows each)."""
+    language = edition(app.config)
+    button = {"type": "link", "url": counterpart(pagename, language), "label": SWITCH_LABEL[language],
+              "tooltip": SWITCH_LABEL[language], "icon": "fas fa-language", "classes": ["course-edition-switch"]}
+    context["course_edition_switch"] = button["url"]
+    if "header_buttons" in context:
+        context["header_buttons"] = [*context["header_buttons"], button]
+
+
+def speak_the_edition(app, config) -> None:
+    """The Chinese edition's kernels inherit COURSE_LANGUAGE=zh: what the course's code says on its pages (a
+    figure's labels, check()) is in the page's language. PyTorch's own messages stay as they are."""
+    if edition(config) != "en":
+        os.environ["COURSE_LANGUAGE"] = edition(config)
 
 
 class ExerciseRole(XRefRole):
@@ -42,7 +86,8 @@ class ExerciseRole(XRefRole):
         return self.create_non_xref_node() if self.disabled else self.create_xref_node()
 
     def process_link(self, env, refnode, has_explicit_title: bool, title: str, target: str) -> tuple[str, str]:
-        return (title if has_explicit_title else target), exercise_docname(Path(env.srcdir), target)
+        return (title if has_explicit_title else target), exercise_docname(Path(env.srcdir), target,
+                                                                          edition(env.config))
 
 
 def encrypt_kernel_transport(app) -> None:
@@ -121,4 +166,6 @@ def setup(app):
     # After sphinx-book-theme (priority 500) has added its buttons.
     app.connect("html-page-context", point_exercises_at_repository, priority=900)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
+    app.connect("html-page-context", link_other_edition, priority=950)
+    app.connect("config-inited", speak_the_edition)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
