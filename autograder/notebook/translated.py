@@ -117,7 +117,7 @@ def _comments(source: str) -> list[tuple[str, list[tuple[int, int, int]]]]:
     return found
 
 
-def _strings(source: str) -> list[tuple[str, tuple[int, int, int, int]]]:
+def _strings(source: str, words_only: bool = True) -> list[tuple[str, tuple[int, int, int, int]]]:
     """(English, (line, column, end line, end column)) of each plain string literal a `print(...)` or a
     `raise NotImplementedError(...)` says (its positional arguments; f-strings are left as they are)."""
     try:
@@ -132,7 +132,8 @@ def _strings(source: str) -> list[tuple[str, tuple[int, int, int, int]]]:
         if name not in SAID:
             continue
         for arg in node.args:
-            if (isinstance(arg, ast.Constant) and isinstance(arg.value, str) and re.search(r"[A-Za-z]{2,}", arg.value)
+            if (isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                    and (not words_only or re.search(r"[A-Za-z]{2,}", arg.value))
                     and arg.end_lineno is not None and arg.end_col_offset is not None):
                 found.append((arg.value, (arg.lineno - 1, arg.col_offset, arg.end_lineno - 1, arg.end_col_offset)))
     return found
@@ -183,7 +184,7 @@ def _at(line: str, utf8_col: int) -> str:
 def code_tokens(source: str) -> list[tuple[int, str]]:
     """A code cell's tokens, without comments and without the strings it says (pieces): what must be equal in
     every language. Where the cell does not tokenize (IPython magics), its lines without comments."""
-    said = {s for s, _ in _strings(source)}
+    said = {s for s, _ in _strings(source, words_only=False)}
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
