@@ -19,6 +19,7 @@ import functools
 import gettext
 import io
 import os
+import warnings
 from pathlib import Path
 
 ENV = "COURSE_LANGUAGE"
@@ -57,7 +58,11 @@ def translations(language: str) -> gettext.NullTranslations:
         with mo.open("rb") as f:
             return gettext.GNUTranslations(f)
     if po.is_file():
-        return gettext.GNUTranslations(io.BytesIO(compiled(po)))
+        try:
+            return gettext.GNUTranslations(io.BytesIO(compiled(po)))
+        except ImportError:  # a source tree never installed, without Babel: say so once, speak English
+            warnings.warn(f"{mo} is missing and Babel is not installed to read {po.name}: run scripts/install",
+                          stacklevel=2)
     return gettext.NullTranslations()
 
 

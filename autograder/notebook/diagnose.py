@@ -77,7 +77,7 @@ def _part(part: str, guess: Any, chain: tuple[str, ...], what: str) -> Mark:
     """`guess` against the innermost frame of `chain`; an outer frame of it is named as such."""
     if not chain:
         return Mark(part, None, say("notebook: diagnose unseen"))
-    actual = f"it is `{chain[0]}`: {what}."
+    actual = say("notebook: it is", actual=f"`{chain[0]}`", why=what)
     if not _given(guess):
         return Mark(part, None, f"not diagnosed; {actual}")
     said = normalised(guess)
@@ -103,8 +103,8 @@ def marks(diagnosis: Diagnosis, found: Found) -> list[Mark]:
 
 def feedback(diagnosis: Diagnosis, found: Found) -> str:
     """What `reveal()` prints: the judgement, then what confirms it."""
-    lines, count = judgement(say("notebook: diagnose heading"), marks(diagnosis, found), "diagnosed",
-                             say("notebook: diagnose nothing"))
+    lines, count = judgement(say("notebook: diagnose heading"), marks(diagnosis, found),
+                             say("notebook: noun diagnosed"), say("notebook: diagnose nothing"))
     return "\n".join([*lines, count, "", found.shown])
 
 

@@ -124,7 +124,7 @@ def _tensor_mark(tensor: Any, said: re.Match[str]) -> Mark:
         why = say("notebook: predict no op")
     words = {_op_key(w) for w in re.split(r"[^A-Za-z0-9_]+", tensor)} if isinstance(tensor, str) else set()
     right = (said["op"] is not None and _op_key(said["op"]) in words) or (_given(tensor) and shape in _shapes(tensor))
-    return _mark("tensor", tensor, right, f"it is {named}: {why}.")
+    return _mark("tensor", tensor, right, say("notebook: it is", actual=named, why=why))
 
 
 def marks(prediction: Prediction, outcome: CellRun) -> list[Mark]:
@@ -157,14 +157,14 @@ def marks(prediction: Prediction, outcome: CellRun) -> list[Mark]:
     meaning = {"found": say("notebook: predict found"), "expected": say("notebook: predict expected")}
     for part in ("found", "expected"):
         guess, actual = getattr(prediction, part), int(said[part])
-        out.append(_mark(part, guess, guess == actual, f"it is {actual}: {meaning[part]}."))
+        out.append(_mark(part, guess, guess == actual, say("notebook: it is", actual=actual, why=meaning[part])))
     return out
 
 
 def judgement(heading: str, judged: list[Mark], noun: str, nothing: str) -> tuple[list[str], str]:
     """The lines of a learner's judged guess (one per part: right, wrong or not given), and its count: what
     predict's and diagnose's reveal() print alike."""
-    label = {True: "right", False: "wrong", None: "-"}
+    label = {True: say("notebook: mark right"), False: say("notebook: mark wrong"), None: "-"}
     lines = [heading, *(f"  {m.part:<9} {label[m.right]:<6} {m.text}" for m in judged)]
     given = [m for m in judged if m.right is not None]
     count = say("notebook: parts right", right=sum(bool(m.right) for m in given), given=len(given), noun=noun) \
@@ -174,8 +174,8 @@ def judgement(heading: str, judged: list[Mark], noun: str, nothing: str) -> tupl
 
 def feedback(prediction: Prediction, outcome: CellRun) -> str:
     """What `reveal()` prints."""
-    lines, summary = judgement(say("notebook: predict heading"), marks(prediction, outcome), "predicted",
-                               say("notebook: predict nothing"))
+    lines, summary = judgement(say("notebook: predict heading"), marks(prediction, outcome),
+                               say("notebook: noun predicted"), say("notebook: predict nothing"))
     said = VERSION_CHECK.search(outcome.message) if outcome.error else None
     if said:
         bumps = int(said["found"]) - int(said["expected"])

@@ -14,7 +14,6 @@ Markdown chapters (Colab opens notebooks only).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +67,6 @@ def link_other_edition(app, pagename: str, templatename: str, context: dict, doc
     context["course_edition_switch"] = button["url"]
     if "header_buttons" in context:
         context["header_buttons"] = [*context["header_buttons"], button]
-
-
-def speak_the_edition(app, config) -> None:
-    """The Chinese edition's kernels inherit COURSE_LANGUAGE=zh: what the course's code says on its pages (a
-    figure's labels, check()) is in the page's language. PyTorch's own messages stay as they are."""
-    if edition(config) != "en":
-        os.environ["COURSE_LANGUAGE"] = edition(config)
 
 
 class ExerciseRole(XRefRole):
@@ -167,5 +159,4 @@ def setup(app):
     app.connect("html-page-context", point_exercises_at_repository, priority=900)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     app.connect("html-page-context", link_other_edition, priority=950)
-    app.connect("config-inited", speak_the_edition)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

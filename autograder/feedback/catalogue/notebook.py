@@ -3,6 +3,12 @@
 TEMPLATES: dict[str, str] = {
     # the line a translated notebook's setup cell ends with (notebook/translated.py)
     "notebook: language set": "check(), predict() and diagnose() answer in this notebook's language",
+    # a judged part of a prediction or a diagnosis (predict.judgement)
+    "notebook: it is": "it is {actual}: {why}.",
+    "notebook: mark right": "right",
+    "notebook: mark wrong": "wrong",
+    "notebook: noun predicted": "predicted",
+    "notebook: noun diagnosed": "diagnosed",
     # check() (selfcheck.py)
     "notebook: no answer cell": (
         "check() found no answer cell among the cells you ran (an answer cell's first line says `# Answer cell "
