@@ -230,8 +230,8 @@ def chinese_catalogues() -> list[Path]:
 
 
 def _plain(text: str) -> str:
-    """English prose without its code spans, roles' targets and links' targets (code names are not terms)."""
-    text = re.sub(r"`[^`]*`", " ", text)
+    """English prose without its code spans, placeholders and links' targets (code names are not terms)."""
+    text = re.sub(r"`[^`]*`|\{\w*(?:[:!][^}]*)?\}", " ", text)  # code spans, a template's placeholders
     return re.sub(r"\]\([^)]*\)", "]", text)
 
 
