@@ -118,8 +118,9 @@ def _comments(source: str) -> list[tuple[str, list[tuple[int, int, int]]]]:
 
 
 def _strings(source: str, words_only: bool = True) -> list[tuple[str, tuple[int, int, int, int]]]:
-    """(English, (line, column, end line, end column)) of each plain string literal a `print(...)` or a
-    `raise NotImplementedError(...)` says (its positional arguments; f-strings are left as they are)."""
+    """(English, (line, column, end line, end column)) of each string a `print(...)` or a
+    `raise NotImplementedError(...)` says (its positional arguments). A plain string is its value; an f-string is
+    its source, `f"..."` (its translation is an f-string too, with the same expressions: code_tokens holds it)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -132,10 +133,17 @@ def _strings(source: str, words_only: bool = True) -> list[tuple[str, tuple[int,
         if name not in SAID:
             continue
         for arg in node.args:
-            if (isinstance(arg, ast.Constant) and isinstance(arg.value, str)
-                    and (not words_only or re.search(r"[A-Za-z]{2,}", arg.value))
-                    and arg.end_lineno is not None and arg.end_col_offset is not None):
-                found.append((arg.value, (arg.lineno - 1, arg.col_offset, arg.end_lineno - 1, arg.end_col_offset)))
+            if arg.end_lineno is None or arg.end_col_offset is None:
+                continue
+            place = (arg.lineno - 1, arg.col_offset, arg.end_lineno - 1, arg.end_col_offset)
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                if not words_only or re.search(r"[A-Za-z]{2,}", arg.value):
+                    found.append((arg.value, place))
+            elif isinstance(arg, ast.JoinedStr):
+                text = ast.get_source_segment(source, arg)
+                words = "".join(v.value for v in arg.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+                if text and (not words_only or re.search(r"[A-Za-z]{2,}", words)):
+                    found.append((text, place))
     return found
 
 
@@ -146,7 +154,7 @@ def _translate_code(source: str, lookup: Callable[[str], str | None]) -> str:
         chinese = lookup(english)
         if chinese is None:
             continue
-        literal = json.dumps(chinese, ensure_ascii=False)
+        literal = chinese if _is_fstring(english) else json.dumps(chinese, ensure_ascii=False)
         if row == end_row:
             lines[row] = _at(lines[row], col) + literal + lines[row][_col(lines[row], end_col):]
         else:
@@ -181,29 +189,26 @@ def _at(line: str, utf8_col: int) -> str:
     return line[:_col(line, utf8_col)]
 
 
-def code_tokens(source: str) -> list[tuple[int, str]]:
-    """A code cell's tokens, without comments and without the strings it says (pieces): what must be equal in
-    every language. Where the cell does not tokenize (IPython magics), its lines without comments."""
-    said = {s for s, _ in _strings(source, words_only=False)}
+def code_tokens(source: str) -> list[str]:
+    """A code cell's code, without comments and without the strings it says (pieces), as a list of syntax-tree
+    dumps: what must be equal in every language. A said f-string keeps its expressions (the words around them
+    may move). Where the cell does not parse (IPython magics), its lines without comments."""
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return [(0, line.split("#")[0].strip()) for line in source.splitlines()]
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [line.split("#")[0].strip() for line in source.splitlines()]
     kept = []
-    for tok in tokens:
-        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                        tokenize.ENDMARKER):
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or getattr(node.func, "id", getattr(node.func, "attr", "")) not in SAID:
             continue
-        if tok.type == tokenize.STRING and _literal(tok.string) in said:
-            kept.append((tok.type, "<said>"))
-            continue
-        kept.append((tok.type, tok.string))
-    return kept
+        for index, arg in enumerate(node.args):
+            if isinstance(arg, ast.JoinedStr):
+                kept += sorted(ast.dump(v.value) for v in arg.values if isinstance(v, ast.FormattedValue))
+                node.args[index] = ast.Constant("<said>")
+            elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                node.args[index] = ast.Constant("<said>")
+    return [ast.dump(tree), *kept]
 
 
-def _literal(text: str) -> str | None:
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return None
-    return value if isinstance(value, str) else None
+def _is_fstring(text: str) -> bool:
+    return bool(re.match(r"^[rRbB]?[fF][rR]?[\"']", text.lstrip()))
