@@ -265,10 +265,11 @@ def jupyter_book() -> str:
 
 @pytest.fixture(scope="module")
 def site() -> Path:
-    """The book, built as CI and the README build it: warnings are errors, unchanged chapters come from
-    the execution cache, and every page is written again (`--all`) so no stale page is tested."""
-    done = subprocess.run([jupyter_book(), "build", "book", "--all", "-W", "--keep-going"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
+    """The book in both languages, built as CI and the README build it (scripts/build-book: the Chinese site at
+    zh/): warnings are errors, unchanged chapters come from the execution cache, and every page is written again
+    (`--all`) so no stale page is tested."""
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "build-book"), "all", "--all", "-W",
+                           "--keep-going"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
     # The kernels run encrypted (book/_ext/course_links.py): ipykernel has nothing to warn about.
     assert "without encryption" not in done.stdout + done.stderr
@@ -348,6 +349,7 @@ def test_site_in_a_browser(site):
     pages = {url.removeprefix(base) for url in reports}
     expected = {f"chapters/{p.stem}.html" for p in CHAPTERS} | {f"exercises/{p.stem}.html"
                                                                  for p in EXERCISE_NOTEBOOKS.glob("*.ipynb")}
+    expected |= {f"zh/{page.replace('exercises/', 'exercises/zh/')}" for page in expected}  # the Chinese edition
     assert expected <= pages, f"pages never reached from the first page: {sorted(expected - pages)}"
     assert not problems, "\n".join(problems)
     assert all((SCREENSHOTS / f"{Path(p).stem}.png").stat().st_size > 10_000 for p in SCREENSHOT_PAGES)
@@ -459,3 +461,42 @@ def test_kernels_the_build_starts_do_not_warn_of_an_unencrypted_transport(capfd)
         assert "without encryption" not in start_a_kernel_as_myst_nb_does()
     finally:
         setting.default_value = default
+
+
+# --- the Chinese edition (scripts/build-book, book/locale) --------------------------------------------------
+
+def _pages(html: Path) -> list[str]:
+    return sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html")
+                  if not p.relative_to(html).as_posix().startswith(("_", "zh/", "genindex", "search")))
+
+
+def test_every_page_has_its_chinese_page_and_each_links_to_the_other(site):
+    """Every English page links to the same page in Chinese, and back; the Chinese page is in Chinese and says so."""
+    counterpart = load_extension().counterpart
+    english = _pages(site)
+    assert len(english) >= 20
+    for page in english:
+        name = page.removesuffix(".html")
+        link = BeautifulSoup((site / page).read_text(encoding="utf-8"), "html.parser").select_one(
+            ".course-edition-switch a")
+        assert link is not None and link["href"] == counterpart(name, "en"), f"{page}: no link to the Chinese page"
+        chinese = (site / page).parent / counterpart(name, "en")
+        assert chinese.resolve().is_file(), f"{page}: its Chinese page {chinese} was not built"
+        text = chinese.read_text(encoding="utf-8")
+        assert 'lang="zh-CN"' in text, chinese
+        zh_name = chinese.resolve().relative_to((site / "zh").resolve()).as_posix().removesuffix(".html")
+        assert counterpart(zh_name, "zh") in text, f"{chinese}: no link back to {page}"
+        body = BeautifulSoup(text, "html.parser").select_one("main") or BeautifulSoup(text, "html.parser")
+        assert len(re.findall(r"[\u4e00-\u9fff]", body.get_text())) > 100, f"{chinese}: hardly any Chinese"
+
+
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.relative_to(BOOK).as_posix())
+def test_a_chinese_page_shows_the_english_code(site, path):
+    """One source of code per page: the Chinese page's code cells are the English page's, character for
+    character, and the build ran them (with the same asserts)."""
+    page = path.relative_to(BOOK).with_suffix(".html").as_posix()
+    def code(html: Path) -> list[str]:
+        soup = BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser")
+        return [pre.get_text() for pre in soup.select(".cell_input pre")]
+    english, chinese = code(site / page), code(site / "zh" / page)
+    assert english and english == chinese, f"{page}: the Chinese page's code differs from the English"

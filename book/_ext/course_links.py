@@ -25,7 +25,7 @@ EXERCISE_DIR = "exercises/"
 EDITIONS = {"zh": "zh/"}
 """Each translated edition: its site folder beside the English one (the English site at /, the Chinese at /zh/),
 and its exercise pages' folder under exercises/ (exercises/zh/NN_<id>.ipynb, scripts/translations writes them)."""
-SWITCH_LABEL = {"en": "中文", "zh": "English"}
+SWITCH_LABEL = {"en": "本页中文版", "zh": "This page in English"}
 
 
 def edition(config) -> str:
@@ -53,20 +53,24 @@ def counterpart(pagename: str, language: str) -> str:
     Chinese edition at zh/)."""
     depth = pagename.count("/")
     if language == "en":
-        other = pagename.replace(EXERCISE_DIR, exercise_folder("zh"), 1) if pagename.startswith(EXERCISE_DIR) else pagename
+        other = pagename
+        if pagename.startswith(EXERCISE_DIR):
+            other = pagename.replace(EXERCISE_DIR, exercise_folder("zh"), 1)
         return "../" * depth + EDITIONS["zh"] + other + ".html"
     other = pagename.replace(exercise_folder("zh"), EXERCISE_DIR, 1)
     return "../" * (depth + 1) + other + ".html"
 
 
 def link_other_edition(app, pagename: str, templatename: str, context: dict, doctree) -> None:
-    """A button on every page to the same page in the other language (tests/test_book_zh.py follows each)."""
+    """A line at the top of every page, linking the same page in the other language (tests/test_book.py follows
+    each)."""
+    if "body" not in context:
+        return
     language = edition(app.config)
-    button = {"type": "link", "url": counterpart(pagename, language), "label": SWITCH_LABEL[language],
-              "tooltip": SWITCH_LABEL[language], "icon": "fas fa-language", "classes": ["course-edition-switch"]}
-    context["course_edition_switch"] = button["url"]
-    if "header_buttons" in context:
-        context["header_buttons"] = [*context["header_buttons"], button]
+    href, lang = counterpart(pagename, language), "zh-CN" if language == "en" else "en"
+    link = (f'<p class="course-edition-switch" lang="{lang}">'
+            f'<a class="reference external" href="{href}">{SWITCH_LABEL[language]}</a></p>\n')
+    context["body"] = link + context["body"]
 
 
 class ExerciseRole(XRefRole):
