@@ -98,7 +98,7 @@ def page_facts(report: Path) -> dict:
     for page in sorted(report.rglob("*.html")):
         text = page.read_text()
         facts[str(page.relative_to(report))] = (sorted(re.findall(r'id="[^"]*L(\d+)" class="culprit"', text)),
-                                                "Flagged" in text, text.count('<div class="same">'))
+                                                text.count('<p class="flag">'), text.count('<div class="same">'))
     overview = (report / "index.html").read_text()
     attention = overview[overview.index('id="attention"'):overview.index('id="missing"')]
     facts["attention"] = re.findall(r'<a href="students/[^"]+">([^<]+)</a>', attention)

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 from ..core.result import Result
 from ..core.status import Status
 from ..exercises import EXERCISES
+from ..feedback import language
 from ..feedback.wording import say
 from ..intake.files import RefusedFile, read_bounded
 from ..intake.submission import MAX_BYTES as MAX_SUBMISSION_BYTES
@@ -68,7 +70,34 @@ _ENV = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )
-_ENV.globals.update(codes=CODES, labels=LABELS, meanings=MEANINGS)
+HTML_LANG = {"en": "en", "zh": "zh-CN"}
+"""A language the course speaks -> its tag in `<html lang=...>`."""
+
+
+def say_html(message_id: str, /, **fields: object) -> Markup:
+    """`say` for a page: the sentence escaped, its fields that are markup already (a link, `<code>`, a chip,
+    written in the template with `{% set %}`) kept as markup. The templates' `say`."""
+    marks: dict[str, str] = {}
+    plain: dict[str, object] = {}
+    for key, value in fields.items():
+        if isinstance(value, Markup):
+            token = f"\ue000{len(marks)}\ue001"  # private-use characters: nothing translates or escapes them
+            marks[token] = str(value)
+            plain[key] = token
+        else:
+            plain[key] = value
+    text = str(escape(say(message_id, **plain)))
+    for token, markup in marks.items():
+        text = text.replace(token, markup)
+    return Markup(text)
+
+
+def html_lang() -> str:
+    """The page's language tag, for the language chosen now (language.chosen)."""
+    return HTML_LANG.get(language.chosen(), "en")
+
+
+_ENV.globals.update(codes=CODES, labels=LABELS, meanings=MEANINGS, say=say_html, html_lang=html_lang)
 
 
 def answer_lines(result: Result) -> list[str] | None:

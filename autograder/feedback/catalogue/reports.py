@@ -81,6 +81,110 @@ TEMPLATES: dict[str, str] = {
     "reports: order by score": "by score, highest first",
     "reports: order by status": "by status, worst first",
     "reports: worst status group": "Worst status: {status} ({count} student{plural})",
+    # the pages' own words (reports/templates/*.html, said with `say`; a field written there as markup, a link or
+    # `<code>`, stays markup)
+    "reports: class overview": "Class overview",
+    "reports: nav by name": "Students by name",
+    "reports: nav by score": "by score",
+    "reports: nav by status": "by status",
+    "reports: legend entry": "{status}: {meaning}",
+    "reports: status": "Status",
+    "reports: score": "Score",
+    "reports: submission": "Submission",
+    "reports: file": "File",
+    "reports: late": "late",
+    "reports: flagged": "Flagged: {flags}.",
+    "reports: what went wrong": "What went wrong",
+    "reports: what went wrong in checks": "What went wrong (the same in {count} checks)",
+    "reports: culprit": "Culprit: {line}",
+    "reports: culprit with code": "Culprit: {line}: {code}",
+    "reports: culprit line": "line {line} of your answer",
+    "reports: traceback": "The grader's traceback (teachers only)",
+    "reports: check": "Check",
+    "reports: result": "Result",
+    "reports: points": "Points",
+    "reports: what it checks": "What it checks, and what to fix",
+    "reports: hidden inputs": "hidden inputs",
+    "reports: same cause in": "{context}: see “What went wrong” above.",
+    "reports: same cause": "See “What went wrong” above.",
+    "reports: hidden note": "Checks on hidden inputs say whether they passed and why in general terms, never their "
+                            "inputs or expected values. What your code printed while grading is not shown: it ran on "
+                            "those inputs.",
+    "reports: your answer": "Your answer",
+    "reports: your answer highlighted": "Your answer (culprit lines highlighted)",
+    "reports: culprit lines no file": "Culprit line(s) of your answer: {lines} (the submitted file was not available "
+                                      "when this report was written).",
+    "reports: all of the student's exercises": "All of {student}'s exercises",
+    "reports: students in order": "Students {order}",
+    "reports: table intro": "{count} students. A cell is the score of the student's submission of the exercise that "
+                            "counts and its status code ({late}: late); it links to the student's page. Totals are "
+                            "out of {max_total}.",
+    "reports: student": "Student",
+    "reports: total": "Total",
+    "reports: student title": "{student} — feedback",
+    "reports: on the roster as": "On the roster as {name}.",
+    "reports: student needs attention": "Needs attention: {reasons}.",
+    "reports: exercise": "Exercise",
+    "reports: total unknown": "The total is not known: the grader itself failed on an exercise (not the student's "
+                              "fault). Regrade it.",
+    "reports: total unknown for the student": "The total is not known yet: the grader itself failed on an exercise "
+                                              "(not your fault), and your teacher has been told.",
+    "reports: other submissions": "Other submissions of this exercise (the one handed in last counts): "
+                                  "{submissions}.",
+    "reports: your other submissions": "Your other submissions of this exercise (the one handed in last counts): "
+                                       "{submissions}.",
+    "reports: other submission": "{submission} ({status}, {score})",
+    "reports: other submission late": "{submission} ({status}, {score}, late)",
+    "reports: other submission one": "one",
+    "reports: no submission of the exercise": "{status}: no submission of this exercise.",
+    "reports: overview counts": "{submissions} submissions from {students} students{roster}, {exercises} exercises.",
+    "reports: overview counts roster": " ({count} on the {lms} roster)",
+    "reports: gradebooks": "Gradebooks: {spreadsheet} (a spreadsheet){lms}.",
+    "reports: gradebooks lms": ", {file} ({lms}'s import format)",
+    "reports: banner grader errors": "{count} submission(s) hit an internal grading error",
+    "reports: banner grader errors detail": "{what} (not the students' fault; no score was given). Their cells read "
+                                            "{cell} in gradebook_lms.csv{lms}, and those students' totals are left "
+                                            "out, not summed without them.",
+    "reports: banner grader errors lms": " and {dash} (no grade) in {file}",
+    "reports: banner regrade": "Regrade them (run the same {command} command again): {submissions}.",
+    "reports: banner skipped": "{count} results.json file(s) could not be read",
+    "reports: banner skipped detail": "{what} and are not in this report:",
+    "reports: banner not in the roster file": "Not in {file}:",
+    "reports: banner unmatched": "{count} student(s) not on the roster: {students}.",
+    "reports: banner ambiguous": "{count} matching several roster students: {students}.",
+    "reports: banner ambiguous one": "{student} ({names})",
+    "reports: or": " or ",
+    "reports: banner rename": "Rename their folders or files after their login or email, then run the report again.",
+    "reports: status codes": "Status codes",
+    "reports: needs attention": "Needs attention",
+    "reports: why": "Why",
+    "reports: students": "Students",
+    "reports: who": "Who (and which exercises)",
+    "reports: attention nobody": "Nobody: no untouched, crashed, unreadable or tampered submission, no check failed "
+                                 "everywhere.",
+    "reports: missing submissions": "Missing submissions",
+    "reports: missing all": "No submission at all ({count}):",
+    "reports: missing all against the roster": "No submission at all ({count}, against the roster):",
+    "reports: missing some": "Some exercises missing ({count}):",
+    "reports: missing none": "None.",
+    "reports: missing none without a roster": "None among the students who handed something in (give {option} to "
+                                              "find those who handed in nothing).",
+    "reports: per exercise": "Per exercise",
+    "reports: per exercise note": "Students per status: each student's submission of the exercise that counts (the "
+                                  "one handed in last; none of several that nothing orders).",
+    "reports: files": "Files",
+    "reports: mean score": "Mean score",
+    "reports: score distribution": "Score distribution per exercise",
+    "reports: score distribution caption": "Students per score, one panel per exercise, each bar split by status "
+                                           "(colour, hatching and the legend under the panels). Grader errors have "
+                                           "no score and are not drawn.",
+    "reports: most common failing checks": "Most common failing checks",
+    "reports: failing checks caption": "How many submissions failed each check (top {top}), among submissions that "
+                                       "ran and failed some checks: untouched, unreadable or crashed files fail every "
+                                       "check and are counted in the table above.",
+    "reports: every student": "Every student",
+    "reports: every student pages": "The gradebook, one row per student, on pages of its own: {by_name}, {by_score} "
+                                    "(highest first), {by_status} (worst first).",
     # the plots (reports/plots.py)
     "reports: plot no failed checks": "(no failed checks)",
     "reports: plot failing the check": "submissions failing the check",
