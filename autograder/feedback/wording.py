@@ -12,6 +12,8 @@ blame, the workshop, reports, platforms, the command line), merged here into the
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterator, Mapping
+
 from . import language
 from .catalogue import AREAS, blame, cli, intake, notebook, platforms, reports, run, workshop
 
@@ -137,6 +139,23 @@ def say_in(chosen: str, message_id: str, /, **fields: object) -> str:
         return TEMPLATES[message_id].format(**fields)
     said = {k: language.sentence(v, chosen) if isinstance(v, str) else v for k, v in fields.items()}
     return language.template(message_id, TEMPLATES[message_id], chosen).format(**said)
+
+
+class Said(Mapping[Hashable, str]):
+    """A mapping of keys to message ids, said when looked up: a table of labels (a status's name, a reason) that is
+    in the language chosen when it is read, not when its module was imported."""
+
+    def __init__(self, ids: dict[Hashable, str]) -> None:
+        self.ids = ids
+
+    def __getitem__(self, key: Hashable) -> str:
+        return say(self.ids[key])
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
 
 def exercise_text(text: str) -> str:

@@ -11,7 +11,7 @@ from ..core.outcome import Trial
 from ..core.result import Result, TestResult
 from ..core.status import Status
 from ..exercises import EXERCISES
-from ..feedback.wording import say
+from ..feedback.wording import Said, say
 from .gradebook import (
     Gradebook,
     Row,
@@ -101,17 +101,22 @@ def exercise_list(exercises: list[str], book: Gradebook) -> str:
     return ", ".join(f"#{EXERCISES[e].number}" if e in EXERCISES else e for e in exercises)
 
 
-ATTENTION = (  # (key, label, why)
-    ("tampering", say("reports: attention tampering"), say("reports: attention tampering why")),
-    (Status.CRASHED, say("reports: attention crashed"), say("reports: attention crashed why")),
-    (Status.TIMED_OUT, say("reports: attention timed out"), say("reports: attention timed out why")),
-    (Status.MALFORMED, say("reports: attention malformed"), say("reports: attention malformed why")),
-    (Status.NOT_ATTEMPTED, say("reports: attention not attempted"), say("reports: attention not attempted why")),
-    ("same_check", say("reports: attention same check"), say("reports: attention same check why")),
-)
+ATTENTION = {  # key -> the message ids of its label and of why it needs attention
+    "tampering": ("reports: attention tampering", "reports: attention tampering why"),
+    Status.CRASHED: ("reports: attention crashed", "reports: attention crashed why"),
+    Status.TIMED_OUT: ("reports: attention timed out", "reports: attention timed out why"),
+    Status.MALFORMED: ("reports: attention malformed", "reports: attention malformed why"),
+    Status.NOT_ATTEMPTED: ("reports: attention not attempted", "reports: attention not attempted why"),
+    "same_check": ("reports: attention same check", "reports: attention same check why"),
+}
 
 
-ATTENTION_LABELS = dict((key, label) for key, label, _ in ATTENTION)
+def attention_reasons() -> list[tuple[str, str, str]]:
+    """(key, label, why) for each reason a submission needs attention, in the language chosen now."""
+    return [(key, say(label), say(why)) for key, (label, why) in ATTENTION.items()]
+
+
+ATTENTION_LABELS = Said({key: label for key, (label, _) in ATTENTION.items()})
 
 
 def student_attention(row: Row, book: Gradebook) -> dict[str, str]:

@@ -18,12 +18,12 @@ from ..core.result import Result
 from ..core.status import Status
 from ..exercises import EXERCISES
 from ..feedback import language
-from ..feedback.wording import say
+from ..feedback.wording import Said, say
 from ..intake.files import RefusedFile, read_bounded
 from ..intake.submission import MAX_BYTES as MAX_SUBMISSION_BYTES
 from ..intake.submission import SubmissionError, answer_code
 from . import plots
-from .analysis import ATTENTION, RAN, exercise_list, failed_by_all, failing_counts, root_cause, tampering
+from .analysis import RAN, attention_reasons, exercise_list, failed_by_all, failing_counts, root_cause, tampering
 from .gradebook import (
     MISSING,
     Gradebook,
@@ -40,21 +40,22 @@ CODES = {Status.PASSED: "P", Status.FAILED: "F", Status.NOT_ATTEMPTED: "NA", Sta
          Status.CRASHED: "CR", Status.MALFORMED: "MF", Status.GRADER_ERROR: "GE", MISSING: "–"}
 
 
-LABELS = {Status.PASSED: "passed", Status.FAILED: "failed", Status.NOT_ATTEMPTED: "not attempted",
-          Status.TIMED_OUT: "timed out", Status.CRASHED: "crashed", Status.MALFORMED: "malformed",
-          Status.GRADER_ERROR: "grader error", MISSING: "no submission"}
+LABELS = Said({Status.PASSED: "reports: status passed", Status.FAILED: "reports: status failed",
+               Status.NOT_ATTEMPTED: "reports: status not attempted", Status.TIMED_OUT: "reports: status timed out",
+               Status.CRASHED: "reports: status crashed", Status.MALFORMED: "reports: status malformed",
+               Status.GRADER_ERROR: "reports: status grader error", MISSING: "reports: status missing"})
 
 
-MEANINGS = {
-    Status.PASSED: say("reports: meaning passed"),
-    Status.FAILED: say("reports: meaning failed"),
-    Status.NOT_ATTEMPTED: say("reports: meaning not attempted"),
-    Status.TIMED_OUT: say("reports: meaning timed out"),
-    Status.CRASHED: say("reports: meaning crashed"),
-    Status.MALFORMED: say("reports: meaning malformed"),
-    Status.GRADER_ERROR: say("reports: meaning grader error"),
-    MISSING: say("reports: meaning missing"),
-}
+MEANINGS = Said({
+    Status.PASSED: "reports: meaning passed",
+    Status.FAILED: "reports: meaning failed",
+    Status.NOT_ATTEMPTED: "reports: meaning not attempted",
+    Status.TIMED_OUT: "reports: meaning timed out",
+    Status.CRASHED: "reports: meaning crashed",
+    Status.MALFORMED: "reports: meaning malformed",
+    Status.GRADER_ERROR: "reports: meaning grader error",
+    MISSING: "reports: meaning missing",
+})
 
 
 LEGEND = (*Status, MISSING)
@@ -263,7 +264,7 @@ def overview_page(report: ClassReport, lms_file: str = "") -> str:
     book, graded, joined = report.book, report.graded, report.joined
     href = {s: f"students/{p}.html" for s, p in report.students.items()}
     attention = []
-    for key, label, why in ATTENTION:
+    for key, label, why in attention_reasons():
         entries = [{"name": s, "href": href[s], "detail": reasons[key]}
                    for s, reasons in sorted(report.attention.items()) if key in reasons]
         if entries:

@@ -1,6 +1,15 @@
 """The words of what a teacher reads after grading: the class report, the LMS gradebooks."""
 
 TEMPLATES: dict[str, str] = {
+    # a status's name on the pages (pages.LABELS)
+    "reports: status passed": "passed",
+    "reports: status failed": "failed",
+    "reports: status not attempted": "not attempted",
+    "reports: status timed out": "timed out",
+    "reports: status crashed": "crashed",
+    "reports: status malformed": "malformed",
+    "reports: status grader error": "grader error",
+    "reports: status missing": "no submission",
     "reports: tampering flag": (
         "tampering: the grader caught this code changing the grader or torch, or forging its report"),
     # `autograder report`: what it wrote (reports/cli.py)
