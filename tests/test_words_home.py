@@ -110,6 +110,8 @@ def sentences(path: Path) -> list[str]:
             text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in inside_fstring:
             text = node.value
+            if text in _message_ids():  # a message id (a Said table's value): a key, said where it is looked up
+                continue
         else:
             continue
         if is_sentence(text):

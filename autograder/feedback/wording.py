@@ -16,6 +16,7 @@ from collections.abc import Hashable, Iterator, Mapping
 
 from . import language
 from .catalogue import AREAS, blame, cli, intake, notebook, platforms, reports, run, workshop
+from .extract import is_sentence
 
 CORE: dict[str, str] = {
     # a trial, as a message names it (evidence.label)
@@ -133,11 +134,12 @@ def say(message_id: str, /, **fields: object) -> str:
 
 def say_in(chosen: str, message_id: str, /, **fields: object) -> str:
     """The template `message_id` in the language `chosen`, filled with `fields`. In another language than
-    English, a field that is an exercise's own text (a check's description, a rule's words) is said in that
-    language too."""
+    English, a field that is an exercise's own sentence (a check's description, a rule's words: three words or
+    more, never a name such as a function's `forward`) is said in that language too."""
     if chosen == "en":
         return TEMPLATES[message_id].format(**fields)
-    said = {k: language.sentence(v, chosen) if isinstance(v, str) else v for k, v in fields.items()}
+    said = {k: language.sentence(v, chosen) if isinstance(v, str) and is_sentence(v) else v
+            for k, v in fields.items()}
     return language.template(message_id, TEMPLATES[message_id], chosen).format(**said)
 
 

@@ -168,7 +168,7 @@ class Checker:
             return
         self.last = found
         for note in found.notes:
-            print(f"Note: {note}")
+            print(say("notebook: note", note=note))
         if found.result is None:
             self._tell("stopped", exercise_id, found.stop)
             return

@@ -49,7 +49,7 @@ def pieces(notebook: nbformat.NotebookNode) -> Iterator[Piece]:
         elif cell.cell_type == "code":
             for english, _ in _comments(cell.source):
                 yield Piece("comment", english)
-            for english, _ in _strings(cell.source):
+            for english, _, _ in _strings(cell.source):
                 yield Piece("string", english)
 
 
@@ -117,10 +117,11 @@ def _comments(source: str) -> list[tuple[str, list[tuple[int, int, int]]]]:
     return found
 
 
-def _strings(source: str, words_only: bool = True) -> list[tuple[str, tuple[int, int, int, int]]]:
-    """(English, (line, column, end line, end column)) of each string a `print(...)` or a
-    `raise NotImplementedError(...)` says (its positional arguments). A plain string is its value; an f-string is
-    its source, `f"..."` (its translation is an f-string too, with the same expressions: code_tokens holds it)."""
+def _strings(source: str, words_only: bool = True) -> list[tuple[str, tuple[int, int, int, int], bool]]:
+    """(English, (line, column, end line, end column), whether it is source) of each string a `print(...)` or a
+    `raise NotImplementedError(...)` says (its positional arguments, and the string of a `"...".format(...)` among
+    them). A plain string is its value; an f-string (or a string joined to one) is its source, `f"..."`: its
+    translation is Python source too, with the same expressions (code_tokens holds it)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -133,28 +134,30 @@ def _strings(source: str, words_only: bool = True) -> list[tuple[str, tuple[int,
         if name not in SAID:
             continue
         for arg in node.args:
+            arg = _formatted(arg)
             if arg.end_lineno is None or arg.end_col_offset is None:
                 continue
             place = (arg.lineno - 1, arg.col_offset, arg.end_lineno - 1, arg.end_col_offset)
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 if not words_only or re.search(r"[A-Za-z]{2,}", arg.value):
-                    found.append((arg.value, place))
+                    found.append((arg.value, place, False))
             elif isinstance(arg, ast.JoinedStr):
                 text = ast.get_source_segment(source, arg)
                 words = "".join(v.value for v in arg.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
                 if text and (not words_only or re.search(r"[A-Za-z]{2,}", words)):
-                    found.append((text, place))
+                    found.append((text, place, True))
     return found
 
 
 def _translate_code(source: str, lookup: Callable[[str], str | None]) -> str:
     lines = source.split("\n")
     # strings first, from the last: a replacement changes columns after it on its line only
-    for english, (row, col, end_row, end_col) in sorted(_strings(source), key=lambda s: s[1], reverse=True):
+    for english, (row, col, end_row, end_col), is_source in sorted(_strings(source), key=lambda s: s[1],
+                                                                   reverse=True):
         chinese = lookup(english)
         if chinese is None:
             continue
-        literal = chinese if _is_fstring(english) else json.dumps(chinese, ensure_ascii=False)
+        literal = chinese if is_source else json.dumps(chinese, ensure_ascii=False)
         if row == end_row:
             lines[row] = _at(lines[row], col) + literal + lines[row][_col(lines[row], end_col):]
         else:
@@ -202,6 +205,10 @@ def code_tokens(source: str) -> list[str]:
         if not isinstance(node, ast.Call) or getattr(node.func, "id", getattr(node.func, "attr", "")) not in SAID:
             continue
         for index, arg in enumerate(node.args):
+            said = _formatted(arg)
+            if said is not arg and isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
+                arg.func.value = ast.Constant("<said>")
+                continue
             if isinstance(arg, ast.JoinedStr):
                 kept += sorted(ast.dump(v.value) for v in arg.values if isinstance(v, ast.FormattedValue))
                 node.args[index] = ast.Constant("<said>")
@@ -210,5 +217,9 @@ def code_tokens(source: str) -> list[str]:
     return [ast.dump(tree), *kept]
 
 
-def _is_fstring(text: str) -> bool:
-    return bool(re.match(r"^[rRbB]?[fF][rR]?[\"']", text.lstrip()))
+def _formatted(arg: ast.expr) -> ast.expr:
+    """The string of `"... {} ...".format(...)`, which is what is said; any other argument as it is."""
+    if (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "format"
+            and isinstance(arg.func.value, ast.Constant) and isinstance(arg.func.value.value, str)):
+        return arg.func.value
+    return arg

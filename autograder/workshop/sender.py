@@ -67,7 +67,7 @@ def post(url: str, data: dict, headers: dict[str, str], timeout: float = TIMEOUT
         delivery.why, delivery.status = f"HTTP {e.code}: {_reason(e)}", e.code
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
-        delivery.why = (say("workshop: no answer in time") if "timed out" in str(reason)
+        delivery.why = (say("workshop: no answer in time") if isinstance(reason, TimeoutError)
                         else say("workshop: cannot reach", why=reason))
     except ValueError:
         delivery.why = say("workshop: answer not json")

@@ -20,6 +20,7 @@ TEMPLATES: dict[str, str] = {
     "notebook: defined outside": (
         "`{symbol}` is defined outside an answer cell: the grader will not see it. Move it (or the import) into an "
         "answer cell."),
+    "notebook: note": "Note: {note}",
     "notebook: check stopped": "Self-check stopped ({stop}): no result.",
     # predict() and its reveal() (predict.py); the count of a judged guess is diagnose's too
     "notebook: predict op named": (
