@@ -12,6 +12,7 @@ definition run after the answer cell.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -35,6 +36,7 @@ import json as _json
 from autograder.notebook.selfcheck import self_check as _self_check
 _found = _self_check({exercise!r})
 print("VERDICT" + _json.dumps({{"checks": {{t.name: t.status.value for t in _found.result.tests}},
+                               "outputs": {{t.name: t.output for t in _found.result.tests}},
                                "status": _found.result.status.value, "notes": list(_found.notes)}}))
 """
 
@@ -118,6 +120,36 @@ def test_check_gives_each_public_check_the_graders_verdict(exercise_id):
             if seen["checks"] != public_verdicts(graded) and not seen["notes"]:
                 disagree[name] = (seen, public_verdicts(graded))
         assert not disagree, disagree
+    finally:
+        kernel.close()
+
+
+@pytest.mark.parametrize("exercise_id", ["residual_add", "inplace_dropout"])
+def test_in_chinese_check_says_what_the_grader_says(exercise_id, monkeypatch):
+    """In Chinese as in English: the kernel speaks Chinese (COURSE_LANGUAGE, as a Chinese notebook's setup cell
+    sets it), and for every entry of the catalogue check() gives each public check the grader's verdict, in the
+    grader's own (Chinese) words."""
+    monkeypatch.setenv("COURSE_LANGUAGE", "zh")
+    kernel = Kernel()  # the kernel inherits the language
+    try:
+        kernel.run("import torch")
+        disagree, said = {}, []
+        for name, code in catalogue(exercise_id).items():
+            cell = as_answer_cell(code)
+            kernel.run(cell)
+            seen = kernel.verdict(exercise_id)
+            graded = grade_code(exercise_id, notebook_code([cell]), public_only=True)
+            if seen["notes"]:
+                continue
+            if seen["checks"] != public_verdicts(graded):
+                disagree[name] = (seen["checks"], public_verdicts(graded))
+            for t in graded.tests:
+                if t.visibility == "visible" and t.status.value == "failed" and not t.trial:
+                    if seen["outputs"].get(t.name) != t.output:
+                        disagree[f"{name}: {t.name}"] = (seen["outputs"].get(t.name), t.output)
+                    said.append(t.output)
+        assert not disagree, disagree
+        assert said and all(re.search(r"[\u4e00-\u9fff]", text) for text in said if text), said[:5]
     finally:
         kernel.close()
 
