@@ -26,7 +26,7 @@ PATH = re.compile(r"(?<![\w./-])((?:[\w<>-]+/)*[\w<>-]+\.py)\b")
 DOTTED = re.compile(r"(?<![\w.])([a-z_][a-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\b")
 # `name.ext` is a file, not a module's member
 EXTENSIONS = {"py", "md", "json", "csv", "html", "ipynb", "zip", "txt", "toml", "yml", "yaml", "sh", "png", "cfg",
-              "safetensors", "tar", "gz", "log", "pdf", "svg", "js", "css", "lock", "in"}
+              "safetensors", "tar", "gz", "log", "pdf", "svg", "js", "css", "lock", "in", "po", "pot", "mo"}
 # file names the prose uses as examples of a user's or another program's files, not files of this repository
 EXAMPLE_FILES = {"train.py", "SCRIPT.py", "site.py", "mutation_guard.py", "answer.py", "a_b.py", "b.py",
                  "a_b-2.py", "-x.py", "residual_add-ada.py", "data_trap_ada.py", "data_trap_ada-2.py", "hw3.py",
