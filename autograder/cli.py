@@ -18,7 +18,7 @@ from rich.text import Text
 
 from . import settings as device_choice
 from .feedback.language import ENV, LANGUAGES
-from .feedback.wording import say
+from .feedback.wording import exercise_text, say
 from .intake.files import terminal_text
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         table.add_column(column)
     for ex in EXERCISES.values():
         checks = ", ".join(f"{c.name} ({c.points:g})" for c in ex.checks)
-        table.add_row(str(ex.number), ex.id, ex.title, f"{ex.max_score:g}", checks)
+        table.add_row(str(ex.number), ex.id, exercise_text(ex.title), f"{ex.max_score:g}", checks)
     _console().print(table)
     return 0
 

@@ -3,8 +3,8 @@
 Both read the source as a syntax tree and never import it:
 - `templates`: each `TEMPLATES` (and wording.py's `CORE`) dict of a catalogue area, message id -> English, as
   `pgettext(message_id, english)`: the id is the context, so two ids with the same English may be translated apart;
-- `exercise_texts`: an exercise spec's own text (autograder/exercises/<id>.py): every check's name, and every
-  other string of three words or more that is not a docstring, as `gettext(english)`.
+- `exercise_texts`: an exercise spec's own text (autograder/exercises/<id>.py): its title, every check's name, and
+  every other string of three words or more that is not a docstring, as `gettext(english)`.
 """
 
 from __future__ import annotations
@@ -55,10 +55,12 @@ def exercise_texts(fileobj: IO[bytes], keywords: Any, comment_tags: Any, options
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Check":
             if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 names.add(id(node.args[0]))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Exercise":
+            names.update(id(k.value) for k in node.keywords if k.arg == "title" and isinstance(k.value, ast.Constant))
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in docstrings:
             continue
         if id(node) in names:
-            yield node.lineno, "gettext", node.value, ["a check's name"]
+            yield node.lineno, "gettext", node.value, ["a check's name, or the exercise's title"]
         elif is_sentence(node.value) and "{" not in node.value:
             yield node.lineno, "gettext", node.value, []

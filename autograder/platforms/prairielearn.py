@@ -39,7 +39,7 @@ from ..bundle.source import (
 )
 from ..core.result import Result
 from ..core.status import Status
-from ..feedback.wording import say
+from ..feedback.wording import exercise_text, say
 
 TOPIC = say("platforms: prairielearn topic")  # the questions' topic, as students see it in the course
 QUESTIONS = "inplace_autograd"  # questions/<this>/<NN_id>/
@@ -91,7 +91,7 @@ def info_json(exercise_id: str, image: str, timeout: float) -> dict:
     ex = EXERCISES[exercise_id]
     return {
         "uuid": str(uuid.uuid5(_UUID_NAMESPACE, exercise_id)),
-        "title": f"{ex.number}. {ex.title}",
+        "title": f"{ex.number}. {exercise_text(ex.title)}",
         "topic": TOPIC,
         "tags": ["inplace-autograd", exercise_id],
         "type": "v3",
@@ -124,8 +124,9 @@ def export(out: Path, config: BundleConfig, image: str) -> list[Path]:
             raise ExportError(say("platforms: prairielearn no notebook", notebook=source_notebook))
         folder = out / "questions" / QUESTIONS / notebook.removesuffix(".ipynb")
         write_text(folder / "info.json", json.dumps(info_json(exercise_id, image, config.timeout), indent=2) + "\n")
+        title = escape(exercise_text(ex.title))
         write_text(folder / "question.html", say("platforms: prairielearn question", number=ex.number,
-                                                 title=escape(ex.title), notebook=notebook, id=exercise_id))
+                                                 title=title, notebook=notebook, id=exercise_id))
         (folder / "clientFilesQuestion").mkdir(parents=True, exist_ok=True)
         shutil.copy2(source_notebook, folder / "clientFilesQuestion" / notebook)
         written.append(folder)

@@ -18,7 +18,7 @@ from ..core.result import Result
 from ..core.status import Status
 from ..exercises import EXERCISES
 from ..feedback import language
-from ..feedback.wording import Said, say
+from ..feedback.wording import Said, exercise_text, say
 from ..intake.files import RefusedFile, read_bounded
 from ..intake.submission import MAX_BYTES as MAX_SUBMISSION_BYTES
 from ..intake.submission import SubmissionError, answer_code
@@ -191,7 +191,8 @@ def submission_view(graded: Graded, code_lines: list[str] | None, teacher: bool)
                    say("reports: overridden for the student", score=number(graded.override.score), summary=summary))
     exercise = EXERCISES.get(graded.exercise)
     return {
-        "exercise": graded.exercise, "title": f"{exercise.number}. {exercise.title}" if exercise else graded.exercise,
+        "exercise": graded.exercise,
+        "title": f"{exercise.number}. {exercise_text(exercise.title)}" if exercise else graded.exercise,
         "submission": result.submission or graded.folder, "status": status, "late": graded.late,
         "score": number(result.score), "max_score": number(result.max_score), "summary": summary,
         "cause": feedback.cause, "cause_checks": feedback.cause_checks, "cause_lines": cause_lines,
@@ -220,7 +221,8 @@ def student_page(row: Row, book: Gradebook, pages: dict[str, str], teacher: bool
         counted = cell.counted
         ex = EXERCISES.get(e)
         exercises.append({
-            "anchor": _anchor(e), "title": f"{ex.number}. {ex.title}" if ex else e, "status": cell.status,
+            "anchor": _anchor(e), "title": f"{ex.number}. {exercise_text(ex.title)}" if ex else e,
+            "status": cell.status,
             "score": "—" if cell.score is None else number(cell.score), "max_score": number(book.max_scores.get(e, 0)),
             "late": bool(counted and counted.late),
             "submission": submission_view(counted, code.get(counted.folder), teacher) if counted else None,
