@@ -46,6 +46,15 @@ def is_sentence(text: str) -> bool:
     return " " in text.strip() and len(WORD.findall(text)) >= 3
 
 
+LABEL = re.compile(r"^(?:[A-Z][a-z]+|[A-Z][A-Za-z]*(?: [\w'.-]+)+)$")
+"""A label an exercise's rule is given ("Backward", "Forward output", "BatchNorm running statistics"): capitalised,
+one plain word or several; never an observation's key (lower case) nor a class's name (`ResidualBlock`)."""
+
+
+def is_label(text: str) -> bool:
+    return bool(LABEL.match(text)) and len(text) >= 4
+
+
 def exercise_texts(fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any) -> Iterator[tuple]:
     """(line, 'gettext', English, comments) for each check name and each sentence of an exercise's spec."""
     tree = _tree(fileobj)
@@ -62,5 +71,5 @@ def exercise_texts(fileobj: IO[bytes], keywords: Any, comment_tags: Any, options
             continue
         if id(node) in names:
             yield node.lineno, "gettext", node.value, ["a check's name, or the exercise's title"]
-        elif is_sentence(node.value) and "{" not in node.value:
+        elif (is_sentence(node.value) or is_label(node.value)) and "{" not in node.value:
             yield node.lineno, "gettext", node.value, []

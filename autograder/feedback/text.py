@@ -26,7 +26,7 @@ def feedback_text(result: Result) -> str:
         if not met or cause.text in result.output:  # the summary says it already (a run that sent no report)
             continue
         said.append(index)
-        lines.append(say("what went wrong", checks=", ".join(met)))
+        lines.append(say("what went wrong", checks=", ".join(exercise_text(name) for name in met)))
         lines += [INDENT + line for line in cause.text.splitlines()]
     for t in result.tests:
         mark = say("mark passed") if t.status == Status.PASSED else say("mark failed")

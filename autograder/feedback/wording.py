@@ -16,7 +16,7 @@ from collections.abc import Hashable, Iterator, Mapping
 
 from . import language
 from .catalogue import AREAS, blame, cli, intake, notebook, platforms, reports, run, workshop
-from .extract import is_sentence
+from .extract import is_label, is_sentence
 
 CORE: dict[str, str] = {
     # a trial, as a message names it (evidence.label)
@@ -126,6 +126,10 @@ def _merged() -> dict[str, str]:
 TEMPLATES: dict[str, str] = _merged()
 
 
+NAMES = frozenset({"scenario", "symbol", "op", "code", "file", "line", "culprit", "saved_by", "name", "key"})
+"""Fields that name code or a scenario as it is written: never translated, whatever they hold."""
+
+
 def say(message_id: str, /, **fields: object) -> str:
     """The template `message_id` in the language chosen now (language.chosen), filled with `fields`
     (positional-only: a field may be called anything)."""
@@ -134,12 +138,13 @@ def say(message_id: str, /, **fields: object) -> str:
 
 def say_in(chosen: str, message_id: str, /, **fields: object) -> str:
     """The template `message_id` in the language `chosen`, filled with `fields`. In another language than
-    English, a field that is an exercise's own sentence (a check's description, a rule's words: three words or
-    more, never a name such as a function's `forward`) is said in that language too."""
+    English, a field that is an exercise's own words (a check's description, a rule's label: a sentence or a
+    capitalised label, never a lower-case name such as a function's `forward`, nor a field that names code or a
+    scenario, NAMES) is said in that language too."""
     if chosen == "en":
         return TEMPLATES[message_id].format(**fields)
-    said = {k: language.sentence(v, chosen) if isinstance(v, str) and is_sentence(v) else v
-            for k, v in fields.items()}
+    said = {k: language.sentence(v, chosen) if k not in NAMES and isinstance(v, str) and (is_sentence(v) or is_label(v))
+            else v for k, v in fields.items()}
     return language.template(message_id, TEMPLATES[message_id], chosen).format(**said)
 
 

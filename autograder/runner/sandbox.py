@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..feedback import language
 from ..feedback.wording import say
 
 SCRATCH = "/tmp"
@@ -127,15 +128,22 @@ def bwrap_command(inner: list[str], scratch_bytes: int) -> list[str]:
              "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", SCRATCH,
              "--setenv", "TMPDIR", SCRATCH, "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
              "--setenv", "PYTHONUNBUFFERED", "1"]
-    for key, value in THREAD_ENV.items():
+    for key, value in {**THREAD_ENV, **language_env()}.items():
         args += ["--setenv", key, value]
     return [*args, "--chdir", "/", "--", *inner]
+
+
+def language_env() -> dict[str, str]:
+    """The language the grading speaks, for the words a job makes (an exercise's explanations): the grader's own
+    choice (COURSE_LANGUAGE, which `--language` and a bundle's configuration set), and nothing else of its
+    environment."""
+    return {language.ENV: language.chosen()}
 
 
 def plain_env(scratch: Path) -> dict[str, str]:
     """The environment of an unsandboxed worker: minimal, nothing of the grader's."""
     return {"PATH": "/usr/bin:/bin", "HOME": str(scratch), "TMPDIR": str(scratch), "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONUNBUFFERED": "1", **THREAD_ENV}
+            "PYTHONUNBUFFERED": "1", **THREAD_ENV, **language_env()}
 
 
 @functools.cache
