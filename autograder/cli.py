@@ -18,6 +18,7 @@ from rich.text import Text
 
 from . import settings as device_choice
 from .feedback.language import ENV, LANGUAGES
+from .feedback.text import STATUS_NAMES
 from .feedback.wording import exercise_text, say
 from .intake.files import terminal_text
 
@@ -113,7 +114,7 @@ def _grade(args: argparse.Namespace, pool: WarmPool, found: list[Submission]) ->
         return _error(e)
     if pool.warning:
         _console(stderr=True).print(Text(say("cli: pool warning", warning=pool.warning), style="bold red"))
-    progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    progress = Progress(TextColumn(say("cli: grading")), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=console, disable=args.quiet)
     with progress:
         task = progress.add_task("", total=None if args.only_exercise else len(found))  # unknown: which are
@@ -171,10 +172,10 @@ def _summary(console: Console, graded: list[Result], out: Path, table_wanted: bo
                           Text(terminal_text(why)))
         console.print(table)
     counts = {s: sum(r.status == s for r in graded) for s in Status}
-    line = Text(f"{len(graded)} submissions: ")
+    line = Text(say("cli: submissions", count=len(graded)))
     for i, (status, n) in enumerate((s, n) for s, n in counts.items() if n):
-        line.append(", " if i else "")
-        line.append(f"{n} {status}", style=style.get(status, "red"))
+        line.append(say("cli: list separator") if i else "")
+        line.append(say("cli: status count", count=n, status=STATUS_NAMES[status]), style=style.get(status, "red"))
     console.print(line)
     if counts[Status.GRADER_ERROR]:
         console.print(Text(say("cli: grader errors", errors=counts[Status.GRADER_ERROR]), style="bold red"))
@@ -222,6 +223,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         _console().print(f"[red]{e}[/]")
         return 1
     exercise = exercise_of(answer, args.exercise, exercise_ids())  # as `grade` decides it
+    if not args.language and not os.environ.get(ENV):
+        _speak_as_the_notebook(args.path)
     if isinstance(exercise, Malformed):
         return _usage(exercise.message)
     from .runner.limits import Limits
@@ -233,6 +236,23 @@ def cmd_check(args: argparse.Namespace) -> int:
         return _error(e)
     with pool or contextlib.nullcontext():
         return _check(args, exercise, answer.code, pool)
+
+
+def _speak_as_the_notebook(path: Path) -> None:
+    """A translated notebook says its language in its metadata (notebook/translated.py): `autograder check` on it
+    answers in that language, as its check() does, unless --language or COURSE_LANGUAGE says otherwise."""
+    from .feedback.language import known
+
+    if path.suffix != ".ipynb":
+        return
+    try:
+        import nbformat
+
+        said = nbformat.read(path, as_version=4).metadata.get("language")
+    except Exception:  # noqa: BLE001 - the file was read once already; its language is a courtesy
+        return
+    if isinstance(said, str) and known(said):
+        os.environ[ENV] = known(said) or "en"
 
 
 def _check(args: argparse.Namespace, exercise: str, code: str, pool: WarmPool | None) -> int:
@@ -456,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     """Runs one command. The command is the first argument (the top level has no options but --help)."""
     argv = sys.argv[1:] if argv is None else argv
     args = parser(argv[0] if argv else "").parse_args(argv)
-    if args.language:  # for this process and every one it starts: the words are made when they are said
+    if getattr(args, "language", None):  # for this process and every one it starts: words are made when said
         os.environ[ENV] = args.language
     return args.func(args)
 

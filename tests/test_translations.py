@@ -268,3 +268,23 @@ def test_one_glossary_everywhere():
                         wrong.append(f"{po.relative_to(ROOT)}: {avoided} (the glossary says {term['zh']}) in "
                                      f"{chinese[:120]!r}")
     assert not wrong, f"{len(wrong)} departures from autograder/locale/glossary.yml:\n" + "\n".join(wrong[:60])
+
+
+def test_a_chinese_chart_draws_every_glyph(monkeypatch):
+    """The class report's charts in Chinese: every label's glyphs are drawn (a CJK font, scripts/system-packages),
+    not boxes; matplotlib warns of a missing glyph, and here a warning is an error."""
+    import warnings
+
+    from matplotlib import font_manager
+
+    from autograder.reports import plots
+
+    if not any(name in f.name for f in font_manager.fontManager.ttflist for name in ("WenQuanYi", "CJK", "Han Sans")):
+        pytest.skip("no CJK font installed (scripts/system-packages installs fonts-wqy-microhei)")
+    monkeypatch.setenv(language.ENV, "zh")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        svg = plots.score_distribution({"residual_add": [(6.0, "passed"), (0.0, "not_attempted")]},
+                                       {"residual_add": 6.0}, {"residual_add": "3. `+=` 残差"})
+        svg += plots.failing_checks([("前向传播", 3), ("梯度", 1)])
+    assert svg.count("<path") > 50

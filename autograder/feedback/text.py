@@ -11,9 +11,15 @@ from __future__ import annotations
 from ..core.outcome import Trial
 from ..core.result import Result
 from ..core.status import Status
-from .wording import exercise_text, say
+from .wording import Said, exercise_text, say
 
 INDENT = "        "
+STATUS_NAMES = Said({Status.PASSED: "reports: status passed", Status.FAILED: "reports: status failed",
+                     Status.NOT_ATTEMPTED: "reports: status not attempted",
+                     Status.TIMED_OUT: "reports: status timed out", Status.CRASHED: "reports: status crashed",
+                     Status.MALFORMED: "reports: status malformed",
+                     Status.GRADER_ERROR: "reports: status grader error"})
+"""A status as a teacher reads it (the command line's summary, the class report), in the language chosen then."""
 
 
 def feedback_text(result: Result) -> str:
@@ -26,7 +32,7 @@ def feedback_text(result: Result) -> str:
         if not met or cause.text in result.output:  # the summary says it already (a run that sent no report)
             continue
         said.append(index)
-        lines.append(say("what went wrong", checks=", ".join(exercise_text(name) for name in met)))
+        lines.append(say("what went wrong", checks=say("cli: list separator").join(exercise_text(n) for n in met)))
         lines += [INDENT + line for line in cause.text.splitlines()]
     for t in result.tests:
         mark = say("mark passed") if t.status == Status.PASSED else say("mark failed")

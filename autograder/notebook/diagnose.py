@@ -85,7 +85,7 @@ def _part(part: str, guess: Any, chain: tuple[str, ...], what: str) -> Mark:
         return Mark(part, True, actual)
     if any(said == normalised(outer) for outer in chain[1:]):
         return Mark(part, False, say("notebook: diagnose further out", guess=guess.strip(), actual=actual))
-    return Mark(part, False, f"you said `{guess.strip()}`; {actual}")
+    return Mark(part, False, say("notebook: you said", guess=f"`{guess.strip()}`", actual=actual))
 
 
 def marks(diagnosis: Diagnosis, found: Found) -> list[Mark]:

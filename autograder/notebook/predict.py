@@ -110,8 +110,8 @@ def _shapes(tensor: Any) -> list[list[int]]:
 
 def _mark(part: str, guess: Any, right: bool, actual: str) -> Mark:
     if not _given(guess):
-        return Mark(part, None, f"not predicted; {actual}")
-    return Mark(part, right, actual if right else f"you said {guess!r}; {actual}")
+        return Mark(part, None, say("notebook: not predicted", actual=actual))
+    return Mark(part, right, actual if right else say("notebook: you said", guess=repr(guess), actual=actual))
 
 
 def _tensor_mark(tensor: Any, said: re.Match[str]) -> Mark:

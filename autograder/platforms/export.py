@@ -12,7 +12,7 @@ from ..bundle.config import DEFAULT_MEMORY_MB, GRADER_MB, BundleConfig
 from ..bundle.platform import Platform
 from ..bundle.source import ExportError
 from ..catalog import exercise_ids
-from ..feedback.language import chosen
+from ..feedback.language import LANGUAGES, chosen
 from ..feedback.wording import say
 from ..settings import DEFAULT_SALT
 from . import platforms
@@ -83,5 +83,7 @@ def configure(export: argparse.ArgumentParser) -> None:
                        help="for a graded class: feedback keeps its diagnosis (what, where, why) and proposes no "
                             "fix, neither a rewrite of the line nor one in words (default: fixes shown, for "
                             "self-study)")
+        p.add_argument("--language", choices=sorted(LANGUAGES), default=argparse.SUPPRESS,
+                       help="the language of the bundle's feedback (default: $COURSE_LANGUAGE, else en)")
         platform.add_options(p)
         p.set_defaults(func=cmd_export)

@@ -18,6 +18,7 @@ from ..core.result import Result
 from ..core.status import Status
 from ..exercises import EXERCISES
 from ..feedback import language
+from ..feedback.text import STATUS_NAMES
 from ..feedback.wording import Said, exercise_text, say
 from ..intake.files import RefusedFile, read_bounded
 from ..intake.submission import MAX_BYTES as MAX_SUBMISSION_BYTES
@@ -40,10 +41,7 @@ CODES = {Status.PASSED: "P", Status.FAILED: "F", Status.NOT_ATTEMPTED: "NA", Sta
          Status.CRASHED: "CR", Status.MALFORMED: "MF", Status.GRADER_ERROR: "GE", MISSING: "–"}
 
 
-LABELS = Said({Status.PASSED: "reports: status passed", Status.FAILED: "reports: status failed",
-               Status.NOT_ATTEMPTED: "reports: status not attempted", Status.TIMED_OUT: "reports: status timed out",
-               Status.CRASHED: "reports: status crashed", Status.MALFORMED: "reports: status malformed",
-               Status.GRADER_ERROR: "reports: status grader error", MISSING: "reports: status missing"})
+LABELS = Said({**STATUS_NAMES.ids, MISSING: "reports: status missing"})
 
 
 MEANINGS = Said({

@@ -20,9 +20,19 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from ..core.status import Status
+from ..feedback import language
+from ..feedback.text import STATUS_NAMES
 from ..feedback.wording import say
 
 WIDTH = 10.0  # inches: about the page's width
+CJK_FONTS = ["WenQuanYi Micro Hei", "Noto Sans CJK SC", "Source Han Sans SC"]
+"""Where the charts speak Chinese, they are drawn in the first of these installed (scripts/system-packages installs
+WenQuanYi Micro Hei, which has Latin glyphs too): matplotlib's own DejaVu Sans has no Chinese glyph, and its
+glyph-by-glyph fallback does not reach text drawn as paths."""
+
+
+def fonts() -> list[str]:
+    return [*CJK_FONTS, "DejaVu Sans"] if language.chosen() == "zh" else ["DejaVu Sans"]
 STYLE = {  # status -> (label, face colour, hatch)
     Status.PASSED: ("passed", "#228833", ""),
     Status.FAILED: ("failed", "#CCBB44", "//"),
@@ -41,7 +51,8 @@ def _text(label: str) -> str:
 
 def _svg(fig: Figure, salt: str) -> str:
     buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": salt, "hatch.linewidth": 0.6}):
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": salt, "hatch.linewidth": 0.6,
+                                "font.family": "sans-serif", "font.sans-serif": fonts()}):
         fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
     text = buffer.getvalue()
     return text[text.index("<svg"):]  # inline: drop the XML prolog and DOCTYPE
@@ -74,15 +85,15 @@ def score_distribution(scores: dict[str, list[tuple[float, str]]], max_scores: d
         ax.set_title(_text(titles.get(exercise, exercise)), fontsize=11)
         ax.set_xlim(-0.6, top + 0.6)
         ax.set_xticks([x for x in xs if x % 2 == 0 or top <= 6])
-        ax.set_xlabel("score", fontsize=10)
-        ax.set_ylabel("students", fontsize=10)
+        ax.set_xlabel(say("reports: plot score"), fontsize=10)
+        ax.set_ylabel(say("reports: plot students"), fontsize=10)
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.tick_params(labelsize=10)
         ax.spines[["top", "right"]].set_visible(False)
     for ax in list(axes.flat)[len(scores):]:
         ax.set_visible(False)
     if present:
-        handles = [Patch(facecolor=STYLE[s][1], hatch=STYLE[s][2], edgecolor="#333333", label=STYLE[s][0])
+        handles = [Patch(facecolor=STYLE[s][1], hatch=STYLE[s][2], edgecolor="#333333", label=STATUS_NAMES[s])
                    for s in present]
         fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=10, frameon=False)
     return _svg(fig, "scores")

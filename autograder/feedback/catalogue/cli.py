@@ -41,6 +41,10 @@ TEMPLATES: dict[str, str] = {
     # export's configuration (bundle/config.py)
     "cli: export unknown exercises": "unknown exercise(s) {unknown}; known: {known}",
     "cli: export timeout": "timeout must be positive",
+    "cli: submissions": "{count} submissions: ",
+    "cli: list separator": ", ",
+    "cli: status count": "{count} {status}",
+    "cli: grading": "grading",
     "cli: unknown language": "the language {language} is not one the course speaks ({known})",
     "cli: export memory": (
         "memory must be a whole number of MB, at least {least} (the course's solutions need about 20 to 30), got "

@@ -5,6 +5,8 @@ TEMPLATES: dict[str, str] = {
     "notebook: language set": "check(), predict() and diagnose() answer in this notebook's language",
     # a judged part of a prediction or a diagnosis (predict.judgement)
     "notebook: it is": "it is {actual}: {why}.",
+    "notebook: not predicted": "not predicted; {actual}",
+    "notebook: you said": "you said {guess}; {actual}",
     "notebook: mark right": "right",
     "notebook: mark wrong": "wrong",
     "notebook: noun predicted": "predicted",

@@ -10,6 +10,9 @@ TEMPLATES: dict[str, str] = {
     "reports: status malformed": "malformed",
     "reports: status grader error": "grader error",
     "reports: status missing": "no submission",
+    # the score histograms' axes (plots.py)
+    "reports: plot score": "score",
+    "reports: plot students": "students",
     "reports: tampering flag": (
         "tampering: the grader caught this code changing the grader or torch, or forging its report"),
     # `autograder report`: what it wrote (reports/cli.py)
