@@ -155,8 +155,10 @@ def own_files(exercise_id: str, number: int) -> set[str]:
             f"solutions/{number:02d}_{exercise_id}.ipynb", f"tests/exercises/test_{exercise_id}.py"}
 
 
-GENERATED = ("autograder/exercises/public/", "exercises/", "samples/class/", "autograder/workshop/course.json")
-"""What the generators write (publish, assign, samples/make_class.py, workshop misconceptions): never edited by hand."""
+GENERATED = ("autograder/exercises/public/", "exercises/", "samples/class/", "autograder/workshop/course.json",
+             "autograder/locale/", "book/locale/", "solutions/zh/")
+"""What the generators write (publish, assign, samples/make_class.py, workshop misconceptions, and the translations'
+catalogues and notebooks, scripts/translations): never a list kept by hand."""
 
 
 def working_tree() -> list[str]:

@@ -145,7 +145,7 @@ def python_for_everyone(python: Path, prefix: Path, dest: Path) -> Path:
 def wheelhouse(python: Path) -> Path:
     """A folder with every wheel setup.sh installs for this Python: checked offline, completed online once."""
     needs = [r for r in requires("inplace-autograd-course") or [] if "extra ==" not in r]
-    wanted = ["pip", "setuptools>=68", "wheel", TORCH_PIN, *needs]
+    wanted = ["pip", "setuptools>=68", "wheel", "babel>=2.12", TORCH_PIN, *needs]  # babel: the build's (setup.py)
     folder = CACHE / f"wheels-py{python.name.removeprefix('python')}"
     folder.mkdir(parents=True, exist_ok=True)
     download = [str(python), "-m", "pip", "download", "--quiet", "--dest", str(folder), "--find-links", str(folder)]

@@ -19,7 +19,7 @@ from ..settings import TORCH_CHECKED
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """autograder/, found without importing the package (whose check() would import torch)."""
 CHECKOUT = PACKAGE_DIR.parent
-SOURCE_FILES = ("pyproject.toml", "README.md")  # pyproject's `readme` must exist for pip to build
+SOURCE_FILES = ("pyproject.toml", "setup.py", "README.md")  # pyproject's `readme` must exist for pip to build
 TORCH_PIN = f"torch=={TORCH_CHECKED}"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 """PyTorch's documented index of CPU-only wheels: without it pip pulls a CUDA build of several GB."""
@@ -32,7 +32,8 @@ class ExportError(Exception):
 
 
 def copy_source(dest: Path) -> Path:
-    """Copies the `autograder` package, pyproject.toml and README.md into `dest` (pip-installable)."""
+    """Copies the `autograder` package, pyproject.toml, setup.py (which compiles the translations) and README.md
+    into `dest` (pip-installable)."""
     missing = [name for name in SOURCE_FILES if not (CHECKOUT / name).is_file()]
     if missing:
         raise ExportError(say("platforms: export needs a checkout", missing=", ".join(missing), package=PACKAGE_DIR))
