@@ -27,6 +27,7 @@ from ..core import checks
 from ..core.evidence import Evidence, Failed, failed
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from ..feedback.wording import exercise_say
 from ..probes import GRAD, STATE
 from . import _contract as contract
 
@@ -114,7 +115,7 @@ def _as_loss(value: Any) -> float | str:
         return float(value.detach())
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    return f"`train_step` returned {type(value).__name__}, not the batch's loss (`loss.item()`)"
+    return exercise_say("`train_step` returned {type}, not the batch's loss (`loss.item()`)", type=type(value).__name__)
 
 
 def _train(ns, inputs, device, obs):
@@ -181,7 +182,7 @@ def _loss_alone(ns, inputs, device, obs):
     leaf = inputs["logits"].requires_grad_(True)
     loss = ns["loss_fn"](leaf * 1, inputs["y"])
     obs["large logits loss"] = loss.detach().clone() if isinstance(loss, torch.Tensor) else \
-        f"loss_fn returned {type(loss).__name__}, not a tensor"
+        exercise_say("loss_fn returned {type}, not a tensor", type=type(loss).__name__)
     loss.backward()
     probes.observe_grad(obs, "large logits", leaf)
 
@@ -252,15 +253,16 @@ def _classified(scenario: str, bugs: bool) -> Rule:
             if pair.got.error is not None or "classification" not in got:
                 return checks.missing(ev, pair, "classification", "`in_place_writes()`")
             if got.get(problem):
-                words = f"`in_place_writes()` {CLASSIFICATION_PROBLEMS.get(got[problem], 'is not usable')}."
+                words = exercise_say("`in_place_writes()` {problem}.",
+                                     problem=CLASSIFICATION_PROBLEMS.get(got[problem], "is not usable"))
                 return failed(words, words)
             mine, want = _verdicts(got["classification"]), _verdicts(pair.want.values["classification"])
             if bugs:
                 for verdict in ("raises", "silently wrong"):
                     if {line for line, v in mine.items() if v == verdict} != \
                             {line for line, v in want.items() if v == verdict}:
-                        words = (f"`in_place_writes()` does not name exactly the line that {verdict}: "
-                                 f"{BUG_HINTS[verdict]}")
+                        words = exercise_say("`in_place_writes()` does not name exactly the line that {verdict}: "
+                                             "{hint}", verdict=verdict, hint=BUG_HINTS[verdict])
                         return failed(words, words)
             elif any(mine.get(line) != "harmless" for line, v in want.items() if v == "harmless"):
                 words = ("`in_place_writes()` does not call every harmless in-place line of the script harmless "
@@ -306,7 +308,8 @@ def _after_one_step() -> Rule:
             if any(pair.got.error is not None for pair in ev.pairs()):
                 return verdict  # an error stopped it: its explanation says what to do
             found = verdict if isinstance(verdict, Failed) else failed(verdict.message, "This check failed")
-            return replace(found, message=f"{found.message} {hint}", hidden=f"{found.hidden.rstrip('.')}. {hint}")
+            return replace(found, message=exercise_say("{message} {hint}", message=found.message, hint=hint),
+                           hidden=exercise_say("{hidden}. {hint}", hidden=found.hidden.rstrip(".。"), hint=hint))
         return PASS
 
     return Rule(evaluate, TRAINING, (LOSS.key(1), AFTER[1]))

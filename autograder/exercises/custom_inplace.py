@@ -24,6 +24,7 @@ from ..core import checks
 from ..core.evidence import Evidence, failed
 from ..core.messages import INPLACE_ERROR, VERSION_CHECK
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from ..feedback.wording import exercise_say
 from ..probes import GRAD
 from . import _contract as contract
 
@@ -123,7 +124,8 @@ def _caught(scenarios: tuple[str, ...]) -> Rule:
                         "calls ctx.save_for_backward, so something else changed the saved tensor after forward "
                         "returned, or the tensor saved is not the output: save the output itself, and change "
                         "nothing after forward")
-                return failed(f"{text} (it is at version {parts['found']}, saved at {parts['expected']}).", text)
+                return failed(exercise_say("{text} (it is at version {found}, saved at {expected}).", text=text,
+                                           found=parts["found"], expected=parts["expected"]), text)
         return PASS
 
     return Rule(evaluate, scenarios, ("later change",))

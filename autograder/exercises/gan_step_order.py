@@ -28,6 +28,7 @@ from ..core import checks
 from ..core.evidence import Evidence, Pair
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from ..feedback.wording import exercise_say
 from . import _contract as contract
 
 STEPS = (1, 2)
@@ -181,14 +182,18 @@ class _Tracer:
 def _problem_with(returned: Any) -> str:
     """Why `returned` is not (d_loss, g_loss) as two Python numbers; "" when it is."""
     if not isinstance(returned, (tuple, list)) or len(returned) != 2:
-        what = f"a {type(returned).__name__}" if not isinstance(returned, (tuple, list)) else f"{len(returned)} values"
-        return f"`train_step` returned {what}, not the pair (d_loss, g_loss)"
+        if not isinstance(returned, (tuple, list)):
+            return exercise_say("`train_step` returned a {type}, not the pair (d_loss, g_loss)",
+                                type=type(returned).__name__)
+        return exercise_say("`train_step` returned {count} values, not the pair (d_loss, g_loss)", count=len(returned))
     for v in returned:
         if isinstance(v, torch.Tensor):
             why = " (a loss tensor keeps its step's whole graph alive)" if v.grad_fn is not None else ""
-            return f"`train_step` returned a tensor among its losses; return Python floats: `d_loss.item()`{why}"
+            return exercise_say("`train_step` returned a tensor among its losses; return Python floats: "
+                                "`d_loss.item()`{why}", why=why)
         if not isinstance(v, (float, int)) or isinstance(v, bool):
-            return f"`train_step` returned a {type(v).__name__} among its losses; return Python floats (`.item()`)"
+            return exercise_say("`train_step` returned a {type} among its losses; return Python floats (`.item()`)",
+                                type=type(v).__name__)
     return ""
 
 
@@ -240,9 +245,10 @@ def _why(net: str, k: int, trace: dict[str, Any]) -> list[str]:
     if steps is None:
         return said
     if steps == 0:
-        return [f"`{opt}.step()` did not run in this call: step each optimizer once per call"]
+        return [exercise_say("`{opt}.step()` did not run in this call: step each optimizer once per call", opt=opt)]
     if steps > 1:
-        said.append(f"`{opt}.step()` ran more than once in one call: step each optimizer once per call")
+        said.append(exercise_say("`{opt}.step()` ran more than once in one call: step each optimizer once per call",
+                                 opt=opt))
     if net == "G" and (t("order") or "").startswith("opt_G"):
         said.append("G stepped before D: step D first, then compute g_loss through the updated D")
     if t(f"{net} passes") == 0:
@@ -253,8 +259,9 @@ def _why(net: str, k: int, trace: dict[str, Any]) -> list[str]:
             said.append("D's optimizer stepped with no gradient from d_loss")
         return said
     if t(f"{net} stale"):
-        said.append(f"{net}'s `.grad` still held gradients from the previous call when `{opt}.step()` ran: zero "
-                    f"{net}'s gradients (`{opt}.zero_grad()`) before its backward")
+        said.append(exercise_say("{net}'s `.grad` still held gradients from the previous call when `{opt}.step()` "
+                                 "ran: zero {net}'s gradients (`{opt}.zero_grad()`) before its backward",
+                                 net=net, opt=opt))
     passes, through_other = t(f"{net} passes") or 0, t(f"{net} passes through other") or 0
     if net == "D" and passes > 1 and through_other > 0:
         said.append("D's optimizer used gradients from g_loss too: a backward that also reached G added to D's "
@@ -313,7 +320,8 @@ def _context(ev: Evidence, pair: Pair, net: str, k: int) -> str:
     if k > 1 and _differs(ev, pair, net, 1):
         return " (they already differ after step 1)"
     if k > 1 and _differs(ev, pair, other, 1):
-        return f" (after step 1 {other}'s parameters already differ, so this step started from another {other})"
+        return exercise_say(" (after step 1 {other}'s parameters already differ, so this step started from another "
+                            "{other})", other=other)
     if net == "G" and _differs(ev, pair, "D", k):
         return " (D's do too, and g_loss goes through the updated D)"
     return ""
@@ -334,9 +342,12 @@ def _parameters_match(nets: tuple[str, ...], k: int, scenarios: tuple[str, ...] 
                 key, problem = miss
                 context = _context(ev, pair, net, k)
                 why = _diagnosis(net, k, pair.got.values, context)
-                head = f"After step {k}, {net}'s parameters differ from the reference's{context}"
+                head = exercise_say("After step {k}, {net}'s parameters differ from the reference's{context}", k=k,
+                                    net=net, context=context)
                 tail = f" {why}" if why else ""
-                return checks.failed(f"{head}: `{key}` {problem}, in {pair.label}.{tail}", f"{head}.{tail}")
+                return checks.failed(exercise_say("{head}: `{key}` {problem}, in {trial}.{tail}", head=head, key=key,
+                                                  problem=problem, trial=pair.label, tail=tail),
+                                     exercise_say("{head}.{tail}", head=head, tail=tail))
         return PASS
 
     reads = tuple(AFTER[net, step] for net in NETS for step in STEPS if step <= k)
@@ -352,7 +363,8 @@ def _losses_match(ev: Evidence) -> Verdict:
             if returned is None:
                 return checks.missing(ev, pair, RETURNED.key(k), "What `train_step` returned")
             if returned:
-                return checks.failed(f"{returned} (in {pair.label}, call {k}).",
+                return checks.failed(exercise_say("{returned} (in {trial}, call {k}).", returned=returned,
+                                                  trial=pair.label, k=k),
                                      "`train_step` did not return (d_loss, g_loss) as two Python floats")
             for name in ("d_loss", "g_loss"):
                 got, want = pair.got.values[LOSS[name, k]], pair.want.values[LOSS[name, k]]
@@ -374,8 +386,10 @@ def _losses_match(ev: Evidence) -> Verdict:
                 else:
                     why = ("Return g_loss as computed for G's step: BCE with logits of D(fake) against 1, through the "
                            "updated D.")
-                head = f"The {name} returned by call {k} differs from the reference's"
-                return checks.failed(f"{head} ({problem}), in {pair.label}. {why}", f"{head}. {why}")
+                head = exercise_say("The {name} returned by call {k} differs from the reference's", name=name, k=k)
+                return checks.failed(exercise_say("{head} ({problem}), in {trial}. {why}", head=head, problem=problem,
+                                                  trial=pair.label, why=why),
+                                     exercise_say("{head}. {why}", head=head, why=why))
     return PASS
 
 
@@ -394,8 +408,9 @@ def _runs(ev: Evidence) -> Verdict:
                     "does not free G's graph.")
         else:
             hint = ""
-        return checks.failed(f"The training step failed. In {pair.label}: {ev.explain(error)}{hint}",
-                             f"The training step failed.{hint}", trial=pair.trial, error=error)
+        return checks.failed(exercise_say("The training step failed. In {trial}: {explanation}{hint}",
+                                          trial=pair.label, explanation=ev.explain(error), hint=hint),
+                             exercise_say("The training step failed.{hint}", hint=hint), trial=pair.trial, error=error)
     return PASS
 
 

@@ -26,6 +26,7 @@ from ..core import checks
 from ..core.evidence import Evidence, failed
 from ..core.messages import VIEW_MODIFIED
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from ..feedback.wording import exercise_say
 from ..probes import GRAD
 from . import _contract as contract
 
@@ -121,7 +122,7 @@ class HookWatch:
 def _tensor_or_why(value: object, what: str) -> torch.Tensor | str:
     if isinstance(value, torch.Tensor):
         return value
-    return f"gradcam returned a {type(value).__name__} as the {what}, not a tensor"
+    return exercise_say("gradcam returned a {type} as the {what}, not a tensor", type=type(value).__name__, what=what)
 
 
 def _gradcam(ns, inputs, device, obs, train: bool = True):
@@ -141,7 +142,7 @@ def _gradcam(ns, inputs, device, obs, train: bool = True):
         obs["heatmap"] = _tensor_or_why(result[0], "heatmap")
         obs["captured gradient"] = _tensor_or_why(result[1], "gradient")
     else:
-        why = f"gradcam returned a {type(result).__name__}, not the pair (heatmap, gradient)"
+        why = exercise_say("gradcam returned a {type}, not the pair (heatmap, gradient)", type=type(result).__name__)
         obs["heatmap"] = obs["captured gradient"] = why
     probes.observe_grads(obs, model)
 
@@ -205,10 +206,14 @@ def runs(scenarios: tuple[str, ...], what: str) -> Rule:
             error = pair.got.error
             if error is not None:
                 if HOOK_VIEW_ERROR.search(error.message):
-                    return failed(f"{what} failed. In {pair.label}: {ev.explain(error)}\nWhat it means: "
-                                  f"{HOOK_MEANING}", f"{what} failed: {HOOK_SHORT}", trial=pair.trial, error=error)
-                return failed(f"{what} failed. In {pair.label}: {ev.explain(error)}", f"{what} failed",
-                              trial=pair.trial, error=error)
+                    return failed(exercise_say("{what} failed. In {trial}: {explanation}\nWhat it means: {meaning}",
+                                               what=what, trial=pair.label, explanation=ev.explain(error),
+                                               meaning=HOOK_MEANING),
+                                  exercise_say("{what} failed: {short}", what=what, short=HOOK_SHORT),
+                                  trial=pair.trial, error=error)
+                return failed(exercise_say("{what} failed. In {trial}: {explanation}", what=what, trial=pair.label,
+                                           explanation=ev.explain(error)),
+                              exercise_say("{what} failed", what=what), trial=pair.trial, error=error)
         return PASS
 
     return Rule(evaluate, scenarios, ())
@@ -229,9 +234,10 @@ def _structure(scenarios: tuple[str, ...]) -> Rule:
             have = dict(item.split(": ", 1) for item in said.split(", ") if ": " in item)
             wrong = [f"`{name}` ({kind})" for name, kind in REQUIRED.items() if have.get(name) != kind]
             if wrong:
-                text = ("The model lacks submodules the task asks for, or has them of another type: "
-                        f"{', '.join(wrong)}. Keep the broken model's submodules (conv, target, relu, pool, head): "
-                        "tools and code that reach into the model find them by name")
+                text = exercise_say("The model lacks submodules the task asks for, or has them of another type: "
+                                    "{wrong}. Keep the broken model's submodules (conv, target, relu, pool, head): "
+                                    "tools and code that reach into the model find them by name",
+                                    wrong=", ".join(wrong))
                 return failed(text + ".", text)
         return PASS
 

@@ -26,6 +26,7 @@ from ..core import checks
 from ..core.evidence import Evidence, GraderError, Pair
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from ..feedback.wording import exercise_say
 from ..probes import GRAD
 from . import _contract as contract
 
@@ -244,10 +245,11 @@ def _fc_input(ev: Evidence, pair: Pair, key: str = "fc input") -> torch.Tensor |
     if got is None:
         if pair.got.error is not None:
             return checks.missing(ev, pair, key)
-        return checks.failed(f"In {pair.label}: {_NO_FC}", _NO_FC)
+        return checks.failed(exercise_say("In {trial}: {problem}", trial=pair.label, problem=_NO_FC), _NO_FC)
     x = pair.inputs["x other wide"][:, ::2] if key == OTHER else pair.inputs["x"]
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
-        return checks.failed(f"In {pair.label}: {_FC_SHAPE[0].lower()}{_FC_SHAPE[1:]}", _FC_SHAPE)
+        return checks.failed(exercise_say("In {trial}: the input of `fc` should have the shape of relu(proj(x)).",
+                                          trial=pair.label), _FC_SHAPE)
     return got
 
 
@@ -256,31 +258,35 @@ def _dropout_problem(pair: Pair, fc_in: torch.Tensor, x: torch.Tensor, call: str
     relu(proj(x)) / (1 - p), about a fraction p of them 0."""
     fc_in, a, p, tol = fc_in.double(), _hidden(pair, x), _p(pair), _tolerance(pair)
     kept = fc_in != 0
-    where = f"in {pair.label} (ClassifierHead {_how_built(pair)}, training mode{call})"
+    where = exercise_say("in {trial} (ClassifierHead {built}, training mode{call})", trial=pair.label,
+                         built=_how_built(pair), call=call)
     active = a > MARGIN * tol.atol
     if p > 0 and kept[active].all() and checks.mismatch(fc_in, a, tol) is None:
-        return checks.failed(f"`fc` received relu(proj(x)) with nothing dropped: dropout with p = {p:g} "
-                             f"must act on the features before `fc`, {where}.",
-                             "`fc` received relu(proj(x)) with nothing dropped: dropout must act on the "
-                             f"features before `fc` (training mode{call})")
+        return checks.failed(exercise_say("`fc` received relu(proj(x)) with nothing dropped: dropout with p = {p:g} "
+                                          "must act on the features before `fc`, {where}.", p=p, where=where),
+                             exercise_say("`fc` received relu(proj(x)) with nothing dropped: dropout must act on the "
+                                          "features before `fc` (training mode{call})", call=call))
     if checks.mismatch(fc_in, torch.where(kept, a / (1 - p), 0.0), tol) is not None:
         sure = kept & active
         scale = (fc_in[sure] / a[sure]).median().item() if sure.any() else float("nan")
-        return checks.failed(f"Dropout should zero some entries of relu(proj(x)) and multiply the others "
-                             f"by 1/(1-p) = {1 / (1 - p):.3g}; the kept entries of the input of `fc` "
-                             f"are not that (they are about {scale:.3g} times relu(proj(x))), {where}.",
-                             "Dropout should zero some entries of relu(proj(x)) and multiply the others by "
-                             f"1/(1-p); the kept entries of the input of `fc` are not that (training mode{call})")
+        return checks.failed(exercise_say("Dropout should zero some entries of relu(proj(x)) and multiply the others "
+                                          "by 1/(1-p) = {factor:.3g}; the kept entries of the input of `fc` "
+                                          "are not that (they are about {scale:.3g} times relu(proj(x))), {where}.",
+                                          factor=1 / (1 - p), scale=scale, where=where),
+                             exercise_say("Dropout should zero some entries of relu(proj(x)) and multiply the others "
+                                          "by 1/(1-p); the kept entries of the input of `fc` are not that (training "
+                                          "mode{call})", call=call))
     n = int(active.sum())
     if n == 0:
         raise GraderError(f"{pair.label}: no positive features to measure the drop rate on")
     dropped = int((active & ~kept).sum()) / n
     slack = SIGMAS * math.sqrt(p * (1 - p) / n) + 0.5 / n
     if abs(dropped - p) > slack:
-        return checks.failed(f"Dropout zeroed {dropped:.1%} of the positive features; with p = {p:g} it "
-                             f"should zero about {p:.0%} (within {slack:.1%}), {where}.",
-                             "Dropout zeroed a fraction of the positive features far from p = drop_rate "
-                             f"(training mode{call})")
+        return checks.failed(exercise_say("Dropout zeroed {dropped:.1%} of the positive features; with p = {p:g} it "
+                                          "should zero about {p:.0%} (within {slack:.1%}), {where}.",
+                                          dropped=dropped, p=p, slack=slack, where=where),
+                             exercise_say("Dropout zeroed a fraction of the positive features far from p = drop_rate "
+                                          "(training mode{call})", call=call))
     return None
 
 
@@ -301,7 +307,7 @@ def _dropout(scenarios: tuple[str, ...], calls: tuple[str, ...]) -> Rule:
             if pair.got.values.get(MASKS_DIFFER) is not True:
                 said = ("Two calls on the same input dropped the same features: dropout must draw a new random "
                         "mask at every call (no fixed seed, no mask kept from an earlier call)")
-                return checks.failed(f"{said}, in {pair.label}.", said)
+                return checks.failed(exercise_say("{said}, in {trial}.", said=said, trial=pair.label), said)
             other = _fc_input(ev, pair, OTHER)
             if isinstance(other, Verdict):
                 return other
@@ -325,7 +331,7 @@ def _in_place(scenarios: tuple[str, ...]) -> Rule:
                 said = ("In training mode `fc` did not receive `proj`'s output tensor itself: something between "
                         "them made a new tensor (an out-of-place dropout or ReLU, a clone). Keep the memory "
                         "saving: change `proj`'s output in place, in an order autograd allows")
-                return checks.failed(f"{said}, in {pair.label}.", said)
+                return checks.failed(exercise_say("{said}, in {trial}.", said=said, trial=pair.label), said)
         return PASS
 
     return Rule(evaluate, scenarios, (IN_PLACE,))
@@ -346,8 +352,10 @@ def _fc_consistent(scenarios: tuple[str, ...]) -> Rule:
             if problem:
                 said = ("Forward output: in training mode the output should be fc(dropout(relu(proj(x)))), but it is "
                         "not fc of what `fc` received")
-                return checks.failed(f"{said}: it {problem}, in {pair.label}.",
-                                     f"{said}: it {checks.miss_kind(pair.got.values['output'], want)}")
+                return checks.failed(exercise_say("{said}: it {problem}, in {trial}.", said=said, problem=problem,
+                                                  trial=pair.label),
+                                     exercise_say("{said}: it {miss}", said=said,
+                                                  miss=checks.miss_kind(pair.got.values["output"], want)))
         return PASS
 
     return Rule(evaluate, scenarios, ("fc input", "output"))
@@ -384,17 +392,22 @@ def _gradients(scenarios: tuple[str, ...], what: str, autocast: bool = False) ->
                     return checks.missing(ev, pair, key)
                 got, note = pair.got.values[key], ""
                 if isinstance(got, str):
-                    return checks.failed(f"{what}: {got}, in {pair.label}.",
-                                         f"{what}: {ev.shown_name(key)} {checks.miss_kind(got, want)}")
+                    return checks.failed(exercise_say("{what}: {got}, in {trial}.", what=what, got=got,
+                                                      trial=pair.label),
+                                         exercise_say("{what}: {name} {miss}", what=what, name=ev.shown_name(key),
+                                                      miss=checks.miss_kind(got, want)))
                 if autocast:
                     scale = want.abs().max().clamp_min(AUTOCAST_SCALE)
                     got, want, note = got.double() / scale, want / scale, ", errors relative to its largest entry"
                 problem = checks.mismatch(got, want, _tolerance(pair, autocast))
                 if problem:
-                    return checks.failed(f"{what}: `{key}` {problem}, in {pair.label} (compared with the "
-                                         f"gradient for the dropout mask your forward drew{note}).",
-                                         f"{what}: {ev.shown_name(key)} {checks.miss_kind(got, want)} (compared "
-                                         "with the gradient for the dropout mask your forward drew)")
+                    return checks.failed(exercise_say("{what}: `{key}` {problem}, in {trial} (compared with the "
+                                                      "gradient for the dropout mask your forward drew{note}).",
+                                                      what=what, key=key, problem=problem, trial=pair.label,
+                                                      note=note),
+                                         exercise_say("{what}: {name} {miss} (compared with the gradient for the "
+                                                      "dropout mask your forward drew)", what=what,
+                                                      name=ev.shown_name(key), miss=checks.miss_kind(got, want)))
         return PASS
 
     return Rule(evaluate, scenarios, ("fc input", GRAD))

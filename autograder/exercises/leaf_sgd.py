@@ -24,6 +24,7 @@ from ..core import checks
 from ..core.evidence import Evidence
 from ..core.messages import LEAF_INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from ..feedback.wording import exercise_say
 from . import _contract as contract
 
 PARAM, COEF, START = Family("param"), Family("coef"), Family("momentum")
@@ -161,17 +162,21 @@ def _steps(step, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tenso
                 obs[family.key(n)] = bool(value) and obs.get(family.key(n), True)
 
 
-def _each_holds(family: Family, scenarios: tuple[str, ...], failure: str, noun: str = "parameter") -> Rule:
-    """Every parameter's boolean in `family` is True; says which parameter failed (`noun` names it)."""
+def _each_holds(family: Family, scenarios: tuple[str, ...], failure: str, buffer: bool = False) -> Rule:
+    """Every parameter's boolean in `family` is True; says which parameter failed (or whose buffer: `buffer`)."""
 
     def evaluate(ev: Evidence) -> Verdict:
         for pair, key in ev.observations():
             if key not in pair.got.values:
                 return checks.missing(ev, pair, key)
             if pair.got.values[key] is not True:
-                name = f"{noun} `{family.member(key)}`"
-                return checks.failed(f"{failure} ({name}, in {pair.label}).",
-                                     f"{failure} ({name})" if ev.observed_publicly(key) else failure)
+                member = family.member(key)
+                name = (exercise_say("the buffer of parameter `{member}`", member=member) if buffer
+                        else exercise_say("parameter `{member}`", member=member))
+                return checks.failed(exercise_say("{failure} ({what}, in {trial}).", failure=failure, what=name,
+                                                  trial=pair.label),
+                                     exercise_say("{failure} ({what})", failure=failure, what=name)
+                                     if ev.observed_publicly(key) else failure)
         return PASS
 
     return Rule(evaluate, scenarios, (family,))
@@ -222,7 +227,7 @@ EXERCISE = Exercise(
                   checks.matches_reference((BUFFER_AFTER[1],), "Momentum buffer after one step"),
                   _each_holds(NO_HISTORY, ALL, "A momentum buffer carries autograd history (a grad_fn): the "
                               "buffer was computed while autograd was recording, so every step adds to a graph "
-                              "that is never freed; compute it under torch.no_grad()", "the buffer of parameter"),
+                              "that is never freed; compute it under torch.no_grad()", buffer=True),
               ), public=True),
         Check("grads cleared", 1, "Each parameter's .grad is None after the step, as optimizer.zero_grad() "
               "leaves it by default since torch 2.0.",

@@ -25,6 +25,7 @@ from ..core import checks
 from ..core.evidence import Evidence
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Family, Rule, Scenario, Symbol, Verdict
+from ..feedback.wording import exercise_say
 from . import _contract as contract
 
 LR, MOMENTUM = 0.1, 0.9
@@ -154,7 +155,8 @@ def _trainer(kind: str):
             if not parts:
                 obs[_state_into(call, "h")] = (
                     "is missing: the model was called without one, so it started from zeros"
-                    if state is None else f"is a {type(state).__name__}, not a tensor or a tuple of tensors"
+                    if state is None else exercise_say("is a {type}, not a tensor or a tuple of tensors",
+                                                       type=type(state).__name__)
                 )
             history = False
             for name, t in parts.items():
@@ -162,7 +164,7 @@ def _trainer(kind: str):
                     obs[_state_into(call, name)] = t.detach().clone()  # before anyone changes it
                     history = history or t.grad_fn is not None
                 else:
-                    obs[_state_into(call, name)] = f"is a {type(t).__name__}, not a tensor"
+                    obs[_state_into(call, name)] = exercise_say("is a {type}, not a tensor", type=type(t).__name__)
             obs[HISTORY_INTO.key(call)] = history
 
         def watch_result(module, args, result):
@@ -214,16 +216,20 @@ def _chunks(inputs: dict[str, Any], key: str) -> list[torch.Tensor]:
 def _problem_with(losses: Any, n: int) -> str:
     """Why `losses` is not a list of `n` Python floats; "" when it is."""
     if not isinstance(losses, (list, tuple)):
-        return f"`train_tbptt` returned {type(losses).__name__}, not a list of floats (one loss per chunk)"
+        return exercise_say("`train_tbptt` returned {type}, not a list of floats (one loss per chunk)",
+                            type=type(losses).__name__)
     if len(losses) != n:
-        return f"`train_tbptt` returned {len(losses)} losses for {n} chunks; return one per chunk"
+        return exercise_say("`train_tbptt` returned {count} losses for {n} chunks; return one per chunk",
+                            count=len(losses), n=n)
     for v in losses:
         if isinstance(v, torch.Tensor):
             why = (" A loss tensor still holds its chunk's graph, so keeping one per chunk keeps every graph "
                    "alive (memory grows with the number of chunks)." if v.grad_fn is not None else "")
-            return f"`train_tbptt` returned a list of tensors; return Python floats (`loss.item()`).{why}"
+            return exercise_say("`train_tbptt` returned a list of tensors; return Python floats (`loss.item()`).{why}",
+                                why=why)
         if not isinstance(v, float):
-            return f"`train_tbptt` returned a list holding a {type(v).__name__}; return Python floats (`loss.item()`)"
+            return exercise_say("`train_tbptt` returned a list holding a {type}; return Python floats (`loss.item()`)",
+                                type=type(v).__name__)
     return ""
 
 
@@ -236,7 +242,8 @@ def _losses_match(scenarios: tuple[str, ...]) -> Rule:
             if "returned" not in pair.got.values:
                 return checks.missing(ev, pair, "returned", "What `train_tbptt` returned")
             if pair.got.values["returned"]:
-                return checks.failed(f"{pair.got.values['returned']} (in {pair.label}).",
+                return checks.failed(exercise_say("{returned} (in {trial}).", returned=pair.got.values["returned"],
+                                                  trial=pair.label),
                                      "`train_tbptt` did not return a list of Python floats, one loss per chunk "
                                      "(`loss.item()`)")
         return same(ev)
@@ -257,15 +264,19 @@ def _truncated(ev: Evidence) -> Verdict:
             if got.get(HISTORY_INTO.key(i)):
                 why = ("the caller's graph. Start from `state0` itself." if i == 1 else
                        "earlier chunks. Carry the state on without its history (truncated BPTT).")
-                chunk = "chunk 1" if i == 1 else "a later chunk"
-                return checks.failed(f"The state passed into chunk {i} still has a history (a grad_fn), in "
-                                     f"{pair.label}: backward from this chunk's loss runs back into {why}",
-                                     f"The state passed into {chunk} still has a history (a grad_fn): backward "
-                                     f"from that chunk's loss runs back into {why}")
+                chunk = exercise_say("chunk 1") if i == 1 else exercise_say("a later chunk")
+                return checks.failed(exercise_say("The state passed into chunk {i} still has a history (a grad_fn), "
+                                                  "in {trial}: backward from this chunk's loss runs back into {why}",
+                                                  i=i, trial=pair.label, why=why),
+                                     exercise_say("The state passed into {chunk} still has a history (a grad_fn): "
+                                                  "backward from that chunk's loss runs back into {why}",
+                                                  chunk=chunk, why=why))
             if i > 2 and None not in sizes[1:i] and sizes[i - 1] != sizes[1]:
-                return checks.failed(f"Backward from the loss of chunk {i} runs through {sizes[i - 1]} operations, "
-                                     f"from chunk 2's through {sizes[1]}: the cost per chunk grows, because something "
-                                     f"links each chunk's graph to the previous ones, in {pair.label}.",
+                return checks.failed(exercise_say("Backward from the loss of chunk {i} runs through {size} operations, "
+                                                  "from chunk 2's through {second}: the cost per chunk grows, because "
+                                                  "something links each chunk's graph to the previous ones, in "
+                                                  "{trial}.", i=i, size=sizes[i - 1], second=sizes[1],
+                                                  trial=pair.label),
                                      "Backward from the loss of a later chunk runs through more operations than "
                                      "from chunk 2's: the cost per chunk grows, because something links each "
                                      "chunk's graph to the previous ones")
@@ -285,11 +296,13 @@ def _carries_state(ev: Evidence) -> Verdict:
         calls = got.get("model calls", 0)
         if calls == 0 and pair.got.error is None:
             said = "call `model(chunk, state)` (not `model.forward`), so the grader can watch the state."
-            return checks.failed(f"`model(...)` was never called, in {pair.label}: {said}",
-                                 f"`model(...)` was never called: {said}")
+            return checks.failed(exercise_say("`model(...)` was never called, in {trial}: {said}", trial=pair.label,
+                                              said=said),
+                                 exercise_say("`model(...)` was never called: {said}", said=said))
         if calls > want["model calls"]:
-            return checks.failed(f"The model was called {calls} times for {want['model calls']} chunks, in "
-                                 f"{pair.label}: call it once per chunk, from the carried state.",
+            return checks.failed(exercise_say("The model was called {calls} times for {chunks} chunks, in {trial}: "
+                                              "call it once per chunk, from the carried state.", calls=calls,
+                                              chunks=want["model calls"], trial=pair.label),
                                  "The model was called more times than there are chunks: call it once per chunk, "
                                  "from the carried state.")
         tol = checks.tolerance(pair.trial.dtype, pair.trial.device)
@@ -298,28 +311,32 @@ def _carries_state(ev: Evidence) -> Verdict:
                 key = _state_into(k, name)
                 if key not in want:
                     continue
-                chunk = "chunk 1" if k == 1 else "a later chunk"
+                chunk = exercise_say("chunk 1") if k == 1 else exercise_say("a later chunk")
                 if key not in got:
-                    return checks.missing(ev, pair, key, f"The state passed into {chunk}")
+                    return checks.missing(ev, pair, key, exercise_say("The state passed into {chunk}", chunk=chunk))
                 if isinstance(got[key], str):
                     said = "Call `model(chunk, state)` with the state carried from the chunk before."
-                    return checks.failed(f"The state for chunk {k} {got[key]}, in {pair.label}. {said}",
-                                         f"The state passed into {chunk} is missing or not a tensor (nor a tuple of "
-                                         f"tensors). {said}")
+                    return checks.failed(exercise_say("The state for chunk {k} {got}, in {trial}. {said}", k=k,
+                                                      got=got[key], trial=pair.label, said=said),
+                                         exercise_say("The state passed into {chunk} is missing or not a tensor (nor "
+                                                      "a tuple of tensors). {said}", chunk=chunk, said=said))
                 if k == 1:
                     expected, what = pair.inputs[f"{name}0"], f"`state0` ({name})"
                 else:
-                    expected, what = got.get(_state_out(k - 1, name)), f"the final {name} of chunk {k - 1}"
+                    expected = got.get(_state_out(k - 1, name))
+                    what = exercise_say("the final {name} of chunk {k}", name=name, k=k - 1)
                     if expected is None:
                         return checks.missing(ev, pair, _state_out(k - 1, name), "The final state of a chunk")
                 problem = checks.mismatch(got[key], expected, tol)
                 if problem:
                     said = "Carry the state on from chunk to chunk; do not reset it."
                     hidden_what = "`state0`" if k == 1 else "the final state of the chunk before"
-                    return checks.failed(f"The state passed into chunk {k} should be {what}, but its {name} "
-                                         f"{problem}, in {pair.label}. {said}",
-                                         f"The state passed into {chunk} should be {hidden_what}, but its {name} "
-                                         f"is not. {said}")
+                    return checks.failed(exercise_say("The state passed into chunk {k} should be {what}, but its "
+                                                      "{name} {problem}, in {trial}. {said}", k=k, what=what,
+                                                      name=name, problem=problem, trial=pair.label, said=said),
+                                         exercise_say("The state passed into {chunk} should be {what}, but its "
+                                                      "{name} is not. {said}", chunk=chunk, what=hidden_what,
+                                                      name=name, said=said))
     return PASS
 
 

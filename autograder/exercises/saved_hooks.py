@@ -30,6 +30,7 @@ from ..core import checks
 from ..core.evidence import Evidence, failed
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from ..feedback.wording import exercise_say, exercise_text
 from ..probes import GRAD
 from . import _contract as contract
 
@@ -393,9 +394,9 @@ def _honest_gradients(scenarios: tuple[str, ...]) -> Rule:
             error = pair.got.error
             if error is not None:
                 hint = ("" if error.not_attempted else
-                        "\n" + (HONEST_HINT if _SAYS_IN_PLACE.search(error.message) else UNPACKED_HINT))
-                return failed(f"In {pair.label}, an honest program failed under your hooks. "
-                              f"{ev.explain(error)}{hint}",
+                        "\n" + exercise_text(HONEST_HINT if _SAYS_IN_PLACE.search(error.message) else UNPACKED_HINT))
+                return failed(exercise_say("In {trial}, an honest program failed under your hooks. {explanation}{hint}",
+                                           trial=pair.label, explanation=ev.explain(error), hint=hint),
                               "An honest program (it changes nothing after it was saved) failed under your hooks",
                               trial=pair.trial, error=error)
         return gradients(ev)
@@ -411,21 +412,26 @@ def _catches(scenarios: tuple[str, ...]) -> Rule:
             got, change = pair.got.values, CHANGES[pair.trial.scenario]
             if RAISED not in got:
                 found = checks.missing(ev, pair, RAISED, "the outcome of backward")
-                return replace(found, message=f"{found.message} (the program: {change})",
-                               hidden=f"In the program where {change}: {found.hidden}")
+                return replace(found, message=exercise_say("{message} (the program: {change})", message=found.message,
+                                                           change=change),
+                               hidden=exercise_say("In the program where {change}: {hidden}", change=change,
+                                                   hidden=found.hidden))
             if got[RAISED] == NOTHING:
                 return failed(
-                    f"In {pair.label}: {change}, and backward ran without an error under your hooks. PyTorch skips "
-                    "its own version check when saved-tensor hooks are installed: unpack_hook must compare the "
-                    "version of the saved tensor now with its version when pack_hook ran, and raise a "
-                    "RuntimeError when they differ. The changed tensor may be gone by the time backward runs: "
-                    "keep something that still reads its version counter then (`tensor.detach()` shares it).",
-                    f"{change}, and backward ran without an error under your hooks")
+                    exercise_say("In {trial}: {change}, and backward ran without an error under your hooks. PyTorch "
+                                 "skips its own version check when saved-tensor hooks are installed: unpack_hook must "
+                                 "compare the version of the saved tensor now with its version when pack_hook ran, "
+                                 "and raise a RuntimeError when they differ. The changed tensor may be gone by the "
+                                 "time backward runs: keep something that still reads its version counter then "
+                                 "(`tensor.detach()` shares it).", trial=pair.label, change=change),
+                    exercise_say("{change}, and backward ran without an error under your hooks", change=change))
             if got[RAISED] != A_RUNTIME_ERROR:
-                return failed(f"In {pair.label}: {change}; backward raised {got[RAISED]}, not a RuntimeError. "
-                              "Raise a RuntimeError (or a subclass of one), as PyTorch does (an `assert` raises "
-                              "AssertionError, and disappears under `python -O`).",
-                              f"{change}; backward raised an exception that is not a RuntimeError")
+                return failed(exercise_say("In {trial}: {change}; backward raised {raised}, not a RuntimeError. "
+                                           "Raise a RuntimeError (or a subclass of one), as PyTorch does (an `assert` "
+                                           "raises AssertionError, and disappears under `python -O`).",
+                                           trial=pair.label, change=change, raised=got[RAISED]),
+                              exercise_say("{change}; backward raised an exception that is not a RuntimeError",
+                                           change=change))
         return PASS
 
     return Rule(evaluate, scenarios, (RAISED,))
@@ -439,7 +445,8 @@ def _says_versions(scenarios: tuple[str, ...]) -> Rule:
             got, change = pair.got.values, CHANGES[pair.trial.scenario]
             if got.get(RAISED) != A_RUNTIME_ERROR:
                 said = "backward raised no RuntimeError, so it said no versions (see the check `catches in-place`)"
-                return failed(f"In {pair.label}: {change}; {said}.", f"{change}; {said}")
+                return failed(exercise_say("In {trial}: {change}; {said}.", trial=pair.label, change=change, said=said),
+                              exercise_say("{change}; {said}", change=change, said=said))
             message = got.get(MESSAGE)
             if not isinstance(message, str):
                 return checks.missing(ev, pair, MESSAGE, "The error's message")
@@ -448,14 +455,18 @@ def _says_versions(scenarios: tuple[str, ...]) -> Rule:
             if versions is None:
                 text = ("the RuntimeError does not say the versions in PyTorch's words: write "
                         "`is at version N; expected version M`, N the version now and M the one at pack time")
-                return failed(f"In {pair.label}: {change}; {text}.", f"{change}; {text}")
+                return failed(exercise_say("In {trial}: {change}; {said}.", trial=pair.label, change=change, said=text),
+                              exercise_say("{change}; {said}", change=change, said=text))
             if (int(versions[1]), int(versions[2])) != (found, expected):
                 text = ("the RuntimeError names other versions than the tensor's: N is the version the tensor is "
                         "at when unpack_hook runs, M the one it was at when pack_hook ran (above 0 where it was "
                         "changed before it was saved)")
-                return failed(f"In {pair.label}: {change}; it said version {versions[1]}, expected {versions[2]}, "
-                              f"but the tensor is at version {found}, saved at {expected}: {text}.",
-                              f"{change}; {text}")
+                return failed(exercise_say("In {trial}: {change}; it said version {said_found}, expected "
+                                           "{said_expected}, but the tensor is at version {found}, saved at "
+                                           "{expected}: {text}.", trial=pair.label, change=change,
+                                           said_found=versions[1], said_expected=versions[2], found=found,
+                                           expected=expected, text=text),
+                              exercise_say("{change}; {said}", change=change, said=text))
         return PASS
 
     return Rule(evaluate, scenarios, (RAISED, MESSAGE))

@@ -22,6 +22,7 @@ from ..core import checks
 from ..core.evidence import Evidence, GraderError
 from ..core.messages import INPLACE_ERROR
 from ..core.spec import PASS, Check, Exercise, ExpectedError, Rule, Scenario, Symbol, Verdict
+from ..feedback.wording import exercise_say
 from ..probes import GRAD, STATE
 from . import _contract as contract
 
@@ -193,9 +194,11 @@ def _structure(ev: Evidence) -> Verdict:
         if got is None:
             return checks.missing(ev, pair, key)
         if got != pair.want.values[key]:
-            return checks.failed(f"Your model's {key} are [{got}], but the exercise asks for exactly "
-                                 f"[{pair.want.values[key]}] (in {pair.label}). {_WHY[key]}",
-                                 f"Your model's {key} are not exactly those the exercise asks for. {_WHY[key]}")
+            return checks.failed(exercise_say("Your model's {key} are [{got}], but the exercise asks for exactly "
+                                              "[{want}] (in {trial}). {why}", key=key, got=got,
+                                              want=pair.want.values[key], trial=pair.label, why=_WHY[key]),
+                                 exercise_say("Your model's {key} are not exactly those the exercise asks for. {why}",
+                                              key=key, why=_WHY[key]))
     return PASS
 
 

@@ -3,8 +3,9 @@
 Both read the source as a syntax tree and never import it:
 - `templates`: each `TEMPLATES` (and wording.py's `CORE`) dict of a catalogue area, message id -> English, as
   `pgettext(message_id, english)`: the id is the context, so two ids with the same English may be translated apart;
-- `exercise_texts`: an exercise spec's own text (autograder/exercises/<id>.py): its title, every check's name, and
-  every other string of three words or more that is not a docstring, as `gettext(english)`.
+- `exercise_texts`: an exercise spec's own text (autograder/exercises/<id>.py): its title, every check's name, every
+  template said with `exercise_say("... {field} ...", field=...)`, and every other string of three words or more that
+  is not a docstring, as `gettext(english)`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import IO, Any
 
 WORD = re.compile(r"[A-Za-z]{2,}")
 TEMPLATE_DICTS = {"TEMPLATES", "CORE"}
+SAY = "exercise_say"
 
 
 def _tree(fileobj: IO[bytes]) -> ast.Module:
@@ -56,11 +58,15 @@ def is_label(text: str) -> bool:
 
 
 def exercise_texts(fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any) -> Iterator[tuple]:
-    """(line, 'gettext', English, comments) for each check name and each sentence of an exercise's spec."""
+    """(line, 'gettext', English, comments) for each check name, each `exercise_say` template and each sentence of
+    an exercise's spec."""
     tree = _tree(fileobj)
     docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
-    names = set()
+    names, said = set(), set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == SAY:
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                said.add(id(node.args[0]))
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Check":
             if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 names.add(id(node.args[0]))
@@ -69,7 +75,9 @@ def exercise_texts(fileobj: IO[bytes], keywords: Any, comment_tags: Any, options
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in docstrings:
             continue
-        if id(node) in names:
+        if id(node) in said:
+            yield node.lineno, "gettext", node.value, ["an exercise's sentence: keep each {field} as it is"]
+        elif id(node) in names:
             yield node.lineno, "gettext", node.value, ["a check's name, or the exercise's title"]
         elif (is_sentence(node.value) or is_label(node.value)) and "{" not in node.value:
             yield node.lineno, "gettext", node.value, []

@@ -143,9 +143,14 @@ def say_in(chosen: str, message_id: str, /, **fields: object) -> str:
     scenario, NAMES) is said in that language too."""
     if chosen == "en":
         return TEMPLATES[message_id].format(**fields)
-    said = {k: language.sentence(v, chosen) if k not in NAMES and isinstance(v, str) and (is_sentence(v) or is_label(v))
+    return language.template(message_id, TEMPLATES[message_id], chosen).format(**_said(chosen, fields))
+
+
+def _said(chosen: str, fields: dict[str, object]) -> dict[str, object]:
+    """`fields` for a template in `chosen`: each that is an exercise's own words (a sentence or a capitalised label,
+    never a field of NAMES) in that language too; any other value as it is."""
+    return {k: language.sentence(v, chosen) if k not in NAMES and isinstance(v, str) and (is_sentence(v) or is_label(v))
             else v for k, v in fields.items()}
-    return language.template(message_id, TEMPLATES[message_id], chosen).format(**said)
 
 
 class Said(Mapping[Hashable, str]):
@@ -168,3 +173,14 @@ class Said(Mapping[Hashable, str]):
 def exercise_text(text: str) -> str:
     """An exercise's own text (a check's name or description), in the language chosen now."""
     return language.sentence(text, language.chosen())
+
+
+def exercise_say(template: str, /, **fields: object) -> str:
+    """An exercise's own sentence with values in it: `template` is its English, a `str.format` string written in
+    the exercise's module (extract.py takes it into the catalogue, by its English), said in the language chosen now
+    and filled with `fields`; as in `say_in`, a field that is an exercise's own words is said in that language too.
+    In English it is `template.format(**fields)`."""
+    chosen = language.chosen()
+    if chosen == "en":
+        return template.format(**fields)
+    return language.sentence(template, chosen).format(**_said(chosen, fields))
