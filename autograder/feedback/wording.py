@@ -179,7 +179,7 @@ def exercise_say(template: str, /, **fields: object) -> str:
     """An exercise's own sentence with values in it: `template` is its English, a `str.format` string written in
     the exercise's module (extract.py takes it into the catalogue, by its English), said in the language chosen now
     and filled with `fields`; as in `say_in`, a field that is an exercise's own words is said in that language too.
-    In English it is `template.format(**fields)`."""
+    In English it is the template filled with the fields, nothing more."""
     chosen = language.chosen()
     if chosen == "en":
         return template.format(**fields)
