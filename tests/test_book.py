@@ -501,5 +501,6 @@ def test_a_chinese_page_shows_the_english_code(site, path):
     english, chinese = code(site / page), code(site / "zh" / page)
     assert english == chinese, f"{page}: the Chinese page's code differs from the English"
     source = read_myst_markdown_notebook(path.read_text(encoding="utf-8"))
-    shown = [c for c in source.cells if c.cell_type == "code" and "remove-input" not in c.metadata.get("tags", [])]
+    shown = [c for c in source.cells if c.cell_type == "code"
+             and not {"remove-input", "remove-cell"} & set(c.metadata.get("tags", []))]
     assert len(english) >= min(1, len(shown)), f"{page}: the built page shows none of its code"
