@@ -127,12 +127,7 @@ def _strings(source: str, words_only: bool = True) -> list[tuple[str, tuple[int,
     except SyntaxError:
         return []
     found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = getattr(node.func, "id", getattr(node.func, "attr", ""))
-        if name not in SAID:
-            continue
+    for node in _saying_calls(tree):
         for arg in node.args:
             arg = _formatted(arg)
             if arg.end_lineno is None or arg.end_col_offset is None:
@@ -201,9 +196,7 @@ def code_tokens(source: str) -> list[str]:
     except SyntaxError:
         return [line.split("#")[0].strip() for line in source.splitlines()]
     kept = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or getattr(node.func, "id", getattr(node.func, "attr", "")) not in SAID:
-            continue
+    for node in _saying_calls(tree):
         for index, arg in enumerate(node.args):
             said = _formatted(arg)
             if said is not arg and isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
@@ -215,6 +208,13 @@ def code_tokens(source: str) -> list[str]:
             elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 node.args[index] = ast.Constant("<said>")
     return [ast.dump(tree), *kept]
+
+
+def _saying_calls(tree: ast.AST) -> Iterator[ast.Call]:
+    """The calls whose string arguments a cell says (SAID): what is translated, and what code_tokens sets aside."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in SAID:
+            yield node
 
 
 def _formatted(arg: ast.expr) -> ast.expr:
