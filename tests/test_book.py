@@ -9,9 +9,11 @@ it promises in its metadata, in MyST:
     :expect: {raises: RuntimeError, match: "modified by an inplace operation"}
     ```
 
-`match` is a regular expression searched in the message. Every page the book executes is read as the
-book's download button gives it (myst-nb's reader), copied alone into a fresh folder, and run there with
-nbclient: it needs only the installed course, as a learner's downloaded copy does.
+`match` is a regular expression searched in the message. The build runs every page alone in a fresh
+temporary folder (book/_config.yml, `run_in_temp`): a page needs only the installed course, as a learner's
+downloaded copy does. The promises are checked on the notebooks the build ran, in both editions, as the
+download button offers them. `scripts/check-release pages` runs chosen pages again on another torch release
+without building the book (the `alone` tests, which the suite leaves out: the build ran the same notebooks).
 """
 
 from __future__ import annotations
@@ -191,10 +193,12 @@ def test_the_chapters_were_listed_and_the_download_reader_reads_them():
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 @pytest.mark.parametrize("path", EXECUTED, ids=[p.stem for p in EXECUTED])
 def test_page_runs_where_it_is_downloaded_and_keeps_its_promises(path, tmp_path):
     """The notebook the download button gives, alone in a fresh folder with the installed course: no file of
-    the repository next to it (a chapter that imported a helper from book/ failed here)."""
+    the repository next to it (a chapter that imported a helper from book/ failed here). Left out of the
+    suite (`-m "not alone"`): the build ran each page so (test_each_page_the_build_ran_kept_its_promises)."""
     notebook = tmp_path / f"{path.stem}.ipynb"
     nbformat.write(as_downloaded(path), notebook)
     nb = execute(nbformat.read(notebook, as_version=4), tmp_path)
@@ -273,7 +277,40 @@ def site() -> Path:
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
     # The kernels run encrypted (book/_ext/course_links.py): ipykernel has nothing to warn about.
     assert "without encryption" not in done.stdout + done.stderr
+    # Every page ran alone in a fresh folder (run_in_temp), as a downloaded copy runs, never beside book/'s files.
+    assert "Executing notebook using local CWD" not in done.stdout + done.stderr
     return HTML
+
+
+def ran(page: Path) -> nbformat.NotebookNode:
+    """The notebook the build ran for `page` (a MyST page, as the download button gives it, or a notebook), with
+    that run's outputs, from the build's execution cache (jupyter-cache keys a run on the code: the Chinese
+    build's chapters are the English build's runs)."""
+    from jupyter_cache import get_cache
+
+    nb = as_downloaded(page) if page.suffix == ".md" else nbformat.read(page, as_version=4)
+    _, merged = get_cache(BOOK / "_build" / ".jupyter_cache").merge_match_into_notebook(nb)  # KeyError: never ran
+    return merged
+
+
+@pytest.mark.parametrize("path", EXECUTED, ids=[p.stem for p in EXECUTED])
+def test_each_page_the_build_ran_kept_its_promises(site, path):
+    """Every cell tagged raises-exception raised the error it promises, and no other cell raised, in the run
+    the build made of the page (alone in a fresh folder)."""
+    nb = ran(path)
+    assert any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"), "the build ran nothing"
+    assert not promise_problems(nb)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "exercises" / "zh").glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.stem)
+def test_a_chinese_exercise_page_says_nothing_in_english(site, path):
+    """The Chinese starter notebooks, as the Chinese build ran them (their setup cell chooses Chinese): what
+    check() and the rest of the course printed is Chinese (tests/test_zh_notebooks.py runs the solutions)."""
+    from tests.test_zh_notebooks import what_the_course_said_wrong
+
+    raised, english = what_the_course_said_wrong(ran(path))
+    assert not raised, "\n".join(raised)
+    assert not english, f"{path.name}: the course said English:\n" + "\n".join(english[:30])
 
 
 # Find error outputs outside cells tagged raises-exception, and any traceback text outside them.
@@ -361,14 +398,17 @@ def test_the_browser_helper_reports_what_a_page_did_wrong(tmp_path):
         pytest.skip(f"{CHROMIUM} not found (apt-get install -y chromium); CI installs it")
     (tmp_path / "page.html").write_text(
         '<html><body id="top"><a href="gone.html">x</a><img src="missing.png"><img src="https://example.com/a.png">'
-        '<script>console.error("boom")</script><script>undefinedFunction()</script></body></html>')
+        '<img src="http://127.0.0.1:9/other-port.png"><script>console.error("boom")</script><script>undefinedFunction()</script></body></html>')
     (tmp_path / "clean.html").write_text('<html><body><p id="here">fine</p></body></html>')
     with serve(tmp_path) as base, open_browser() as browser:
         bad = visit(browser, base + "page.html")
         clean = visit(browser, base + "clean.html", screenshot=tmp_path / "clean.png")
     assert clean.ok and clean.ids == {"here"} and (tmp_path / "clean.png").stat().st_size > 0
     assert "boom" in bad.console_errors and any("undefinedFunction" in e for e in bad.page_errors)
-    assert any("missing.png" in i for i in bad.broken_images) and any("example.com" in r for r in bad.failed_requests)
+    assert any("missing.png" in i for i in bad.broken_images)
+    blocked = [r for r in bad.failed_requests if r.startswith("blocked (leaves localhost)")]
+    assert any("example.com" in r for r in blocked) and any("other-port" in r for r in blocked), bad.failed_requests
+    assert not any("missing.png" in r for r in blocked)  # the page's own host is not stopped: it answers 404
     assert bad.links == [base + "gone.html"] and not bad.ok
 
 

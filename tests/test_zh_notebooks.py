@@ -64,6 +64,15 @@ def test_a_chinese_notebook_runs_and_says_nothing_in_english(path, tmp_path, mon
     nb = nbformat.read(work, as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
+    raised, english = what_the_course_said_wrong(nb)
+    assert not raised, "\n".join(raised)
+    assert not english, f"{path.name}: the course said English:\n" + "\n".join(english[:30])
+
+
+def what_the_course_said_wrong(nb) -> tuple[list[str], list[str]]:
+    """In an executed notebook: the errors raised outside cells tagged raises-exception, and the lines of
+    output (not PyTorch's errors) that hold an English sentence of the course's. Also used on the Chinese
+    exercise pages the book's build ran (tests/test_book.py)."""
     english, raised = [], []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -76,5 +85,4 @@ def test_a_chinese_notebook_runs_and_says_nothing_in_english(path, tmp_path, mon
             text = output.get("text", "") if output.output_type == "stream" else \
                 output.get("data", {}).get("text/plain", "")
             english += [f"cell {index}: {line}" for line in english_lines(text)]
-    assert not raised, "\n".join(raised)
-    assert not english, f"{path.name}: the course said English:\n" + "\n".join(english[:30])
+    return raised, english
