@@ -19,12 +19,14 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = f"""
 import sys, time, torch
 sys.path.insert(0, {str(ROOT)!r})
-from autograder.intake.submission import answer_code
-code = answer_code(next(__import__("pathlib").Path({str(ROOT / "solutions")!r}).glob("*_capstone.ipynb"))).code
-exec(code, {{"__name__": "__main__", "print": lambda *a, **k: None}})  # torch's first-use costs
+from autograder.reference_store import known_submissions
+# a correct answer from the capstone's catalogue: the training script, which trains when run as a cell runs it
+code = known_submissions("capstone").correct["torch.softmax and F.normalize"]
+namespace = {{"__name__": "__main__", "print": lambda *a, **k: None}}
+exec(code, namespace)  # trains once: torch's first-use costs
 start = time.perf_counter()
 for _ in range(3):
-    exec(code, {{"__name__": "__main__", "print": lambda *a, **k: None}})
+    namespace["train"]()
 print(time.perf_counter() - start)
 """
 
