@@ -25,7 +25,7 @@ SOLUTIONS = ROOT / "solutions"
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 1))
 # So does every Python the tests start (kernels, the command line, the book's build, the locator's runs): on two
 # cores shared by two workers and their children, torch's second thread waits on busy cores; the capstone's
-# training in a kernel ran 6 times slower with it (benchmarks/threads.py).
+# training ran 2.9 times slower with it (benchmarks/threads.py).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 EXERCISE_NOTEBOOKS = ROOT / "exercises"
 

@@ -64,15 +64,13 @@ def test_a_chinese_notebook_runs_and_says_nothing_in_english(path, tmp_path, mon
     nb = nbformat.read(work, as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
-    raised, english = what_the_course_said_wrong(nb)
-    assert not raised, "\n".join(raised)
-    assert not english, f"{path.name}: the course said English:\n" + "\n".join(english[:30])
+    assert_it_said_only_chinese(nb, path.name)
 
 
-def what_the_course_said_wrong(nb) -> tuple[list[str], list[str]]:
-    """In an executed notebook: the errors raised outside cells tagged raises-exception, and the lines of
-    output (not PyTorch's errors) that hold an English sentence of the course's. Also used on the Chinese
-    exercise pages the book's build ran (tests/test_book.py)."""
+def assert_it_said_only_chinese(nb, name: str) -> None:
+    """An executed notebook raised nothing outside cells tagged raises-exception, and no line of its output (but
+    PyTorch's errors) holds an English sentence of the course's. Also used on the Chinese exercise pages the
+    book's build ran (tests/test_book.py)."""
     english, raised = [], []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -85,4 +83,5 @@ def what_the_course_said_wrong(nb) -> tuple[list[str], list[str]]:
             text = output.get("text", "") if output.output_type == "stream" else \
                 output.get("data", {}).get("text/plain", "")
             english += [f"cell {index}: {line}" for line in english_lines(text)]
-    return raised, english
+    assert not raised, "\n".join(raised)
+    assert not english, f"{name}: the course said English:\n" + "\n".join(english[:30])
