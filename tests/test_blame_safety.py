@@ -78,15 +78,17 @@ def project(tmp_path: Path, text: str, name: str = "train.py") -> tuple[Path, by
 
 
 def left_running(marker: str) -> dict[int, str]:
-    """{pid: command line} of the processes still running whose command line holds `marker` (no zombies)."""
+    """{pid: command line} of the processes still running whose command line or starting environment holds
+    `marker` (no zombies): a run forked by the warm interpreter has its command line and its environment."""
     found = {}
     for proc in Path("/proc").iterdir():
         try:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            environ = (proc / "environ").read_bytes().decode(errors="replace")
             status = (proc / "status").read_text()
         except OSError:
             continue
-        if marker in cmdline and "State:\tZ" not in status and proc.name != str(os.getpid()):
+        if (marker in cmdline or marker in environ) and "State:\tZ" not in status and proc.name != str(os.getpid()):
             found[int(proc.name)] = cmdline
     return found
 
@@ -133,6 +135,7 @@ def test_a_signal_during_verification_leaves_the_file_as_it_was_and_stops_every_
     assert script.read_bytes() == original
     assert sorted(p.name for p in script.parent.iterdir()) == ["train.py"]
     assert left_running(str(script)) == {}  # the verification run was stopped with --fix
+    assert left_running(str(tmp_path)) == {}  # and so was the warm interpreter it was forked from (env(tmp_path))
     assert list((tmp_path / "tmp").iterdir()) == []  # and its scratch folder removed
 
 

@@ -21,7 +21,7 @@ from ..locator.report import NO_REPORT
 from ..suggest.suggest import suggest
 from .execute import run_script
 from .fix import COULD_NOT_WRITE, FIXED, SCRIPT_FAILED, Repair, Search, plan
-from .runs import Program
+from .runs import Program, warm_up
 from .sources import Sources
 from .transaction import CouldNotWrite, FileLock, Interrupted, check_writable, commit, stop_on_signals
 
@@ -39,6 +39,7 @@ def run_fix(args: argparse.Namespace) -> int:
             with FileLock(sources.script, args.script):
                 if not args.dry_run:
                     check_writable([script])
+                    warm_up()  # the runs' interpreter imports torch while the script runs here
                 print(say("blame: running once", script=args.script), file=out, flush=True)
                 status, reports = run_script(args.script, list(args.args), quiet_stdout=args.json)
                 if not reports:

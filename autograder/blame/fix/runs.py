@@ -1,4 +1,8 @@
-"""One run of the user's program for `autograder blame --fix`: a fresh interpreter (gradients.py), in a scratch folder.
+"""One run of the user's program for `autograder blame --fix`: gradients.py, in a process of its own and a scratch
+folder.
+
+Each run is a fork of a warm interpreter that has imported torch once (warm.py), or, where there is none, a
+fresh Python (`python -m autograder.blame.fix.gradients`): the same command, folder, environment and output.
 
 The run reads the script and the rewritten files from text handed to it (scratch.py), never from the user's
 files, and its working folder is a new scratch folder that shows the user's one and keeps every write Python
@@ -24,6 +28,7 @@ from typing import Any
 import torch
 
 from ...feedback.wording import say
+from . import warm
 from .transaction import signals_held
 
 RUN_TIMEOUT = 600
@@ -51,12 +56,12 @@ def record(program: Program, mode: str, float64: bool, timeout: float = RUN_TIME
            out_of_place: tuple[str, ...] = ()) -> dict[str, Any]:
     """Runs the program once under gradients.py and returns its recording."""
     base: Path | None = None
-    child: subprocess.Popen | None = None
+    child: warm.WarmRun | _Cold | None = None
     try:
         with signals_held():  # a signal lands while the run runs, never half way through starting or cleaning up
             base = Path(tempfile.mkdtemp(prefix="autograder-blame-"))
-            out, log, command, env = _prepare(base, program, mode, float64, out_of_place)
-            child = _start(command, base / "work", env, log)
+            out, log, arguments, env = _prepare(base, program, mode, float64, out_of_place)
+            child = _start(arguments, base / "work", env, log)
         try:
             status: int | None = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -65,13 +70,16 @@ def record(program: Program, mode: str, float64: bool, timeout: float = RUN_TIME
             return failed(say("blame: run too long", seconds=timeout), float64)
         if not out.exists() or out.stat().st_size == 0:
             return failed(say("blame: run crashed", status=status, output=_tail(log)), float64)
-        return torch.load(out, weights_only=True)
+        try:
+            return torch.load(out, weights_only=True)
+        except Exception as e:  # noqa: BLE001 - the program wrote into the file gradients.py holds open
+            return failed(say("blame: recording unreadable", error=type(e).__name__), float64)
     finally:
         with signals_held():  # the run, what it left in the background, and its folders: all gone
             if child is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(child.pid, signal.SIGKILL)
-                child.wait()
+                child.reap()
             if base is not None:
                 shutil.rmtree(base, ignore_errors=True)
 
@@ -83,23 +91,53 @@ def _prepare(base: Path, program: Program, mode: str, float64: bool,
     for folder in (work, scratch_tmp, texts):
         folder.mkdir()
     out = base / "recording.pt"
-    command = [sys.executable, "-m", "autograder.blame.fix.gradients", "--mode", mode, "--out", str(out),
-               "--show", program.folder, *(["--float64"] if float64 else [])]
+    arguments = ["--mode", mode, "--out", str(out), "--show", program.folder, *(["--float64"] if float64 else [])]
     for site in out_of_place:
-        command += ["--out-of-place", site]
+        arguments += ["--out-of-place", site]
     for n, (path, text) in enumerate(sorted(program.sources.items())):
         (texts / f"{n}.py").write_text(text, encoding="utf-8")
-        command += ["--source", f"{path}={texts / f'{n}.py'}"]
-    command += [program.script, *program.args]
-    env = dict(os.environ, TMPDIR=str(scratch_tmp), PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])))
-    return out, base / "output.txt", command, env
+        arguments += ["--source", f"{path}={texts / f'{n}.py'}"]
+    arguments += [program.script, *program.args]
+    log = base / "output.txt"
+    log.touch()
+    return out, log, arguments, dict(_environment(), TMPDIR=str(scratch_tmp))
 
 
-def _start(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> subprocess.Popen:
+def _environment() -> dict[str, str]:
+    """Every run's environment but its TMPDIR (each run has its own)."""
+    return dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+                PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])))
+
+
+def warm_up() -> None:
+    """Starts the warm interpreter now, so that it imports torch while --fix does something else."""
+    warm.interpreter(_environment())
+
+
+class _Cold:
+    """A run started as a fresh Python."""
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.process, self.pid = process, process.pid
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.process.wait(timeout)
+
+    def reap(self) -> None:
+        self.process.wait()
+
+
+def _start(arguments: list[str], cwd: Path, env: dict[str, str], log: Path) -> warm.WarmRun | _Cold:
+    """A fork of the warm interpreter; a fresh Python where there is none."""
+    base = {k: v for k, v in env.items() if k != "TMPDIR"}
+    interpreter = warm.interpreter(base)
+    run = interpreter.start(arguments, str(cwd), env, str(log)) if interpreter is not None else None
+    if run is not None:
+        return run
     with open(log, "wb") as output:
-        return subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=output,
-                                start_new_session=True)
+        return _Cold(subprocess.Popen([sys.executable, "-m", "autograder.blame.fix.gradients", *arguments], cwd=cwd,
+                                      env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=output,
+                                      start_new_session=True))
 
 
 def _tail(log: Path) -> str:

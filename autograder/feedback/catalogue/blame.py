@@ -73,6 +73,7 @@ TEMPLATES: dict[str, str] = {
     # why a run of --fix failed (blame/fix/runs.py)
     "blame: run too long": "it ran longer than {seconds:.0f} s",
     "blame: run crashed": "it crashed (exit {status}): {output}",
+    "blame: recording unreadable": "it wrote over its own recording ({error})",
     # the search of --fix, and what it found (blame/fix/fix.py)
     "blame: reference out_of_place": "the culprit call made out of place, every saved tensor kept as saved",
     "blame: reference same": "every saved tensor kept as saved, the write kept",
