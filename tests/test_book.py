@@ -312,6 +312,28 @@ def test_a_chinese_exercise_page_says_nothing_in_english(site, path):
     assert_it_said_only_chinese(ran(path), path.name)
 
 
+@pytest.mark.parametrize("path", sorted(EXERCISE_NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+                         + sorted((ROOT / "exercises" / "zh").glob("[0-9][0-9]_*.ipynb")),
+                         ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_each_exercise_page_the_build_ran_raised_its_failure_and_nothing_else(site, path):
+    """The starter notebooks as the builds ran them (the book's exercise pages are exercises/ itself): each cell
+    tagged raises-exception raised its exercise's documented error, and no other cell raised (what nbval's lax
+    mode checks, and more: which error)."""
+    nb = ran(path)
+    exercise = get(nb.metadata["autograder"]["exercise"])
+    failures = [c for c in nb.cells if c.cell_type == "code" and "raises-exception" in tags(c)]
+    assert failures, "every notebook reproduces its failure first"
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
+        if "raises-exception" in tags(cell):
+            assert len(errors) == 1 and exercise.failure.matches(errors[0].ename, errors[0].evalue), \
+                f"{_where(index, cell)}: {[(e.ename, e.evalue[:300]) for e in errors]}"
+        else:
+            assert not errors, f"{_where(index, cell)} raised {errors[0].ename}: {errors[0].evalue[:300]}"
+
+
 # Find error outputs outside cells tagged raises-exception, and any traceback text outside them.
 UNEXPECTED_TRACEBACKS = """() => [...document.querySelectorAll('.cell_output')]
   .filter(out => !out.closest('.cell')?.classList.contains('tag_raises-exception'))

@@ -16,8 +16,8 @@ from autograder.exercises import EXERCISES, get
 from tests.conftest import EXERCISE_NOTEBOOKS, SOLUTIONS
 
 # The exercise notebooks' failure cells are the solutions' own (assign copies them, and assign --check
-# proves it); nbval runs every exercise notebook, and test_grade_core proves an untouched one is
-# "not attempted". So executing the solutions here is enough, and saves a minute of CI.
+# proves it); the book's build runs every exercise notebook (tests/test_book.py holds what that run raised), and
+# test_grade_core proves an untouched one is "not attempted". So executing the solutions here is enough.
 NOTEBOOKS = [("solution", path) for path in sorted(SOLUTIONS.glob("*.ipynb"))]
 ALL = [*NOTEBOOKS, *(("exercise", path) for path in sorted(EXERCISE_NOTEBOOKS.glob("*.ipynb")))]
 
