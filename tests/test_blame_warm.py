@@ -7,14 +7,27 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from autograder.blame.fix import runs, warm
 from autograder.blame.fix.runs import Program, record
+
+
+@pytest.fixture(autouse=True)
+def _warm_state_restored():
+    """A test that makes the interpreter refuse or die leaves the next test (and file) a warm interpreter."""
+    lost = warm._lost
+    yield
+    if warm._current is not None and (warm._current.refused or not warm._current.alive):
+        warm._current.close()
+        warm._current = None
+    warm._lost = lost
 
 
 def run(tmp_path: Path, text: str, timeout: float = 120) -> dict:
@@ -68,7 +81,10 @@ def test_a_run_sees_its_own_environment_not_the_interpreters(tmp_path, monkeypat
 
 
 def test_a_run_that_kills_the_interpreter_fails_alone_and_the_next_runs(tmp_path):
-    kill = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(2)\n"
+    kill = ("import os, signal, time\n"
+            "if b'autograder.blame.fix.warm' not in open(f'/proc/{os.getppid()}/cmdline', 'rb').read():\n"
+            "    raise RuntimeError('not forked')  # a fresh python's parent is the test's own process\n"
+            "os.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(2)\n")
     assert said(run(tmp_path, kill)).startswith("it crashed (exit -9)")
     assert said(run(tmp_path, "raise RuntimeError('after')\n")) == "after"
 
@@ -134,3 +150,48 @@ def test_runs_leave_no_process_behind(tmp_path):
     interpreter.close()
     assert interpreter.process.returncode == -signal.SIGKILL or interpreter.process.returncode == 0
     assert sys.platform.startswith("linux")
+
+
+def test_a_run_that_stops_the_interpreter_costs_its_time_limit_not_the_fix(tmp_path):
+    stop = "import os, signal, time\nos.kill(os.getppid(), signal.SIGSTOP)\ntime.sleep(60)\n"
+    started = time.monotonic()
+    assert said(run(tmp_path, stop, timeout=3)) == "it ran longer than 3 s"
+    assert time.monotonic() - started < 3 + warm.REAP_TIMEOUT + 10  # the stopped interpreter is given up
+    assert said(run(tmp_path, "raise RuntimeError('after')\n")) == "after"
+
+
+def test_a_forged_answer_on_the_interpreters_own_output_kills_nothing_and_puts_the_wire_back(tmp_path):
+    """A run's child (no audit hook sees it) writes the interpreter's answers on the interpreter's own output,
+    naming a process of this test's: that process lives, and the runs after it get their own answers."""
+    bystander = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        forge = textwrap.dedent(f"""\
+            import os, subprocess
+            line = '{{"status": 0}}\\\\n{{"pid": {bystander.pid}}}\\\\n{{"status": 0}}\\\\n'
+            subprocess.run(["sh", "-c", f"printf '{{line}}' > /proc/{{os.getppid()}}/fd/1"], check=True)
+            raise RuntimeError("forged")
+            """)
+        run(tmp_path, forge)  # its own verdict may be the forged one: it is the script's own run
+        for word in ("one", "two", "three"):
+            assert said(run(tmp_path, f"raise RuntimeError('{word}')\n")) == word
+        assert bystander.poll() is None  # never signalled
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_what_the_first_run_sets_in_the_environment_reaches_no_later_run(tmp_path, monkeypatch):
+    """--fix keeps the environment it started in (runs.warm_up): the script's first run, in --fix's own process,
+    may set variables; the later runs start from the user's environment, as the first did, in the same warm
+    interpreter."""
+    monkeypatch.delenv("SET_BY_THE_FIRST_RUN", raising=False)
+    runs.warm_up()
+    try:
+        before = warm._current
+        os.environ["SET_BY_THE_FIRST_RUN"] = "1"  # as the first run, in this process, might
+        look = "import os\nraise RuntimeError(repr(os.environ.get('SET_BY_THE_FIRST_RUN')))\n"
+        assert said(run(tmp_path, look)) == "None"
+        assert warm._current is before
+    finally:
+        runs.cool_down()
+        del os.environ["SET_BY_THE_FIRST_RUN"]

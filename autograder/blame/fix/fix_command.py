@@ -21,7 +21,7 @@ from ..locator.report import NO_REPORT
 from ..suggest.suggest import suggest
 from .execute import run_script
 from .fix import COULD_NOT_WRITE, FIXED, SCRIPT_FAILED, Repair, Search, plan
-from .runs import Program, warm_up
+from .runs import Program, cool_down, warm_up
 from .sources import Sources
 from .transaction import CouldNotWrite, FileLock, Interrupted, check_writable, commit, stop_on_signals
 
@@ -65,6 +65,8 @@ def run_fix(args: argparse.Namespace) -> int:
             "blame: stopped, fix written", backups=", ".join(map(str, backups.values())))
             if backups else say("blame: stopped, nothing changed")), file=sys.stderr)
         return 128 + e.signum
+    finally:
+        cool_down()
     if args.json:
         print(json.dumps(data | {"fix": repair.to_json()}, indent=2))
     else:

@@ -78,7 +78,8 @@ def record(program: Program, mode: str, float64: bool, timeout: float = RUN_TIME
         with signals_held():  # the run, what it left in the background, and its folders: all gone
             if child is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(child.pid, signal.SIGKILL)
+                    if child.pid > 0:  # 0 would be this process's own group: a run that was never named
+                        os.killpg(child.pid, signal.SIGKILL)
                 child.reap()
             if base is not None:
                 shutil.rmtree(base, ignore_errors=True)
@@ -103,15 +104,30 @@ def _prepare(base: Path, program: Program, mode: str, float64: bool,
     return out, log, arguments, dict(_environment(), TMPDIR=str(scratch_tmp))
 
 
+_started_in: dict[str, str] | None = None
+"""The environment --fix started in (warm_up): the script's first run, in --fix's own process, may change
+os.environ; the later runs start, as that first one did, from the environment the user gave."""
+
+
 def _environment() -> dict[str, str]:
     """Every run's environment but its TMPDIR (each run has its own)."""
-    return dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
-                PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])))
+    environ = os.environ if _started_in is None else _started_in
+    return dict(environ, PYTHONDONTWRITEBYTECODE="1",
+                PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), environ.get("PYTHONPATH")])))
 
 
 def warm_up() -> None:
-    """Starts the warm interpreter now, so that it imports torch while --fix does something else."""
+    """Keeps the environment as it is now for every run, and starts the warm interpreter now, so that it
+    imports torch while --fix does something else (the script's first run)."""
+    global _started_in
+    _started_in = dict(os.environ)
     warm.interpreter(_environment())
+
+
+def cool_down() -> None:
+    """--fix is done: later runs (a caller's own) take the environment as it is then."""
+    global _started_in
+    _started_in = None
 
 
 class _Cold:
