@@ -185,6 +185,7 @@ def test_what_the_first_run_sets_in_the_environment_reaches_no_later_run(tmp_pat
     may set variables; the later runs start from the user's environment, as the first did, in the same warm
     interpreter."""
     monkeypatch.delenv("SET_BY_THE_FIRST_RUN", raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the user's own: each run still gets one of its own
     runs.warm_up()
     try:
         before = warm._current

@@ -116,12 +116,17 @@ def _environment() -> dict[str, str]:
                 PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), environ.get("PYTHONPATH")])))
 
 
+def _shared(environment: dict[str, str]) -> dict[str, str]:
+    """What the warm interpreter is started with, and chosen by: a run's environment but the TMPDIR it has alone."""
+    return {k: v for k, v in environment.items() if k != "TMPDIR"}
+
+
 def warm_up() -> None:
     """Keeps the environment as it is now for every run, and starts the warm interpreter now, so that it
     imports torch while --fix does something else (the script's first run)."""
     global _started_in
     _started_in = dict(os.environ)
-    warm.interpreter(_environment())
+    warm.interpreter(_shared(_environment()))
 
 
 def cool_down() -> None:
@@ -145,8 +150,7 @@ class _Cold:
 
 def _start(arguments: list[str], cwd: Path, env: dict[str, str], log: Path) -> warm.WarmRun | _Cold:
     """A fork of the warm interpreter; a fresh Python where there is none."""
-    base = {k: v for k, v in env.items() if k != "TMPDIR"}
-    interpreter = warm.interpreter(base)
+    interpreter = warm.interpreter(_shared(env))
     run = interpreter.start(arguments, str(cwd), env, str(log)) if interpreter is not None else None
     if run is not None:
         return run
