@@ -219,17 +219,28 @@ def test_solution_blocks_are_dropped_from_the_book():
 @pytest.mark.slow
 def test_the_notebooks_run_top_to_bottom_and_check_answers_there(edition):
     """With the edition's own package (PYTHONPATH), no references anywhere: check() judges the untouched answer
-    cell, says it is not attempted, and every cell but the one meant to fail runs."""
+    cell, says it is not attempted, and every cell but the one meant to fail runs.
+
+    The twelve notebooks run one after another in one kernel, the namespace emptied (`%reset -f`) before each: a
+    kernel each is the book's build's run of the same notebooks (tests/test_book.py), so here one kernel's start
+    (a second or three, torch imported) serves all twelve."""
     env = {**os.environ, "PYTHONPATH": str(edition), "AUTOGRADER_REFERENCES": str(edition / "no-references")}
-    for path in sorted((edition / "exercises").glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        nb.cells.append(nbformat.v4.new_code_cell("import autograder\nprint('PACKAGE', autograder.__file__)"))
-        NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=False,
-                       resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
-        printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
-                          if o.output_type == "stream")
-        assert "Not attempted yet" in printed, path.name
-        assert f"PACKAGE {edition / 'autograder'}" in printed  # the edition's own package answered
+    paths = sorted((edition / "exercises").glob("*.ipynb"))
+    assert len(paths) == 12
+    run = nbformat.v4.new_notebook(metadata=nbformat.read(paths[0], as_version=4).metadata)
+    for path in paths:
+        run.cells.append(nbformat.v4.new_code_cell(f"%reset -f\nprint('NOTEBOOK {path.name}')"))
+        run.cells += nbformat.read(path, as_version=4).cells
+    run.cells.append(nbformat.v4.new_code_cell("import autograder\nprint('PACKAGE', autograder.__file__)"))
+    NotebookClient(run, timeout=180, kernel_name="python3", allow_errors=False,
+                   resources={"metadata": {"path": str(paths[0].parent)}}).execute(env=env)
+    printed = "".join(o.get("text", "") for c in run.cells if c.cell_type == "code" for o in c.outputs
+                      if o.output_type == "stream")
+    said = dict(re.findall(r"^NOTEBOOK (\S+)\n(.*?)(?=^NOTEBOOK |^PACKAGE |\Z)", printed, re.M | re.S))
+    assert sorted(said) == [p.name for p in paths]
+    for name, words in said.items():
+        assert "Not attempted yet" in words, name
+    assert f"PACKAGE {edition / 'autograder'}" in printed  # the edition's own package answered
 
 
 @pytest.mark.slow
