@@ -11,8 +11,8 @@ it promises in its metadata, in MyST:
 
 `match` is a regular expression searched in the message. The build runs every page alone in a fresh
 temporary folder (book/_config.yml, `run_in_temp`): a page needs only the installed course, as a learner's
-downloaded copy does. The promises are checked on the build's run of each page, from its execution cache
-(the Chinese build takes the chapters' runs from there too: the code is one source). `scripts/check-release
+downloaded copy does. The promises are checked on each build's run of each page, from its execution cache
+(the Chinese build runs the same code in a Chinese kernel, into a cache of its own). `scripts/check-release
 pages` runs chosen pages again on another torch release without building the book (the `alone` tests, which
 the suite leaves out: the build ran the same notebooks).
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -283,24 +284,106 @@ def site() -> Path:
     return HTML
 
 
-def ran(page: Path) -> nbformat.NotebookNode:
-    """The notebook the build ran for `page` (a MyST page, as the download button gives it, or a notebook), with
-    that run's outputs, from the build's execution cache (jupyter-cache keys a run on the code: the Chinese
-    build's chapters are the English build's runs)."""
+CACHES = {"en": BOOK / "_build" / ".jupyter_cache", "zh": BOOK / "_build" / "zh" / ".jupyter_cache"}
+"""Each edition's runs (scripts/build-book's CACHE): the Chinese build runs the same code in a Chinese kernel."""
+
+
+def ran(page: Path, language: str | None = None) -> nbformat.NotebookNode:
+    """The notebook the build of `language`'s edition ran for `page` (a MyST page, as the download button gives it,
+    or a notebook), with that run's outputs, from the edition's execution cache. A Chinese exercise notebook is
+    the Chinese edition's."""
     from jupyter_cache import get_cache
 
+    language = language or ("zh" if "zh" in page.relative_to(ROOT).parts else "en")
     nb = as_downloaded(page) if page.suffix == ".md" else nbformat.read(page, as_version=4)
-    _, merged = get_cache(BOOK / "_build" / ".jupyter_cache").merge_match_into_notebook(nb)  # KeyError: never ran
+    _, merged = get_cache(CACHES[language]).merge_match_into_notebook(nb)  # KeyError: never ran
     return merged
 
 
-@pytest.mark.parametrize("path", EXECUTED, ids=[p.stem for p in EXECUTED])
-def test_each_page_the_build_ran_kept_its_promises(site, path):
+EDITIONS = [(path, language) for path in EXECUTED for language in ("en", "zh")]
+
+
+@pytest.mark.parametrize("path, language", EDITIONS,
+                         ids=[f"{lang}-{p.relative_to(BOOK).with_suffix('').as_posix()}" for p, lang in EDITIONS])
+def test_each_page_the_build_ran_kept_its_promises(site, path, language):
     """Every cell tagged raises-exception raised the error it promises, and no other cell raised, in the run
-    the build made of the page (alone in a fresh folder)."""
-    nb = ran(path)
+    each edition's build made of the page (alone in a fresh folder; the Chinese one in a Chinese kernel)."""
+    nb = ran(path, language)
     assert any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"), "the build ran nothing"
     assert not promise_problems(nb)
+
+
+def shingles(text: str, n: int = 4) -> set[tuple[str, ...]]:
+    """Every run of `n` words of `text`, lowercased."""
+    words = re.findall(r"[a-z]+(?:'[a-z]+)?", text.lower())
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+def the_courses_english() -> set[tuple[str, ...]]:
+    """The course's English sentences, as runs of four words: every template of the package's catalogue, its
+    placeholders, code spans, quoted values and the PyTorch messages it quotes taken out (the scan of
+    tests/test_zh_notebooks.py)."""
+    from autograder.feedback.wording import _merged
+    from tests.test_zh_notebooks import english_runs
+
+    found: set[tuple[str, ...]] = set()
+    for template in _merged().values():
+        for piece in re.split(r"\{[^{}]*\}|\n", template):
+            for run in english_runs(piece):
+                found |= shingles(run)
+    return found
+
+
+ENGLISH_YET = "parser().format_help()"
+"""The command line's --help, which is English in both editions (README.md, "Not yet here")."""
+
+
+def courses_english_in(nb) -> list[str]:
+    """The output lines of an executed page that show a sentence of the course's English catalogue (four words of one
+    in a row), but where the page's own code writes the same words."""
+    own = shingles(re.sub(r"\\[nt]", " ", " ".join(c.source for c in nb.cells if c.cell_type == "code")))
+    courses = the_courses_english() - own
+    english = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or ENGLISH_YET in cell.source:
+            continue
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})  # a table shown as Markdown is read as its Markdown
+            text = {"stream": output.get("text", ""), "error": output.get("evalue", "")}.get(
+                output.output_type, data.get("text/markdown", data.get("text/plain", "")))
+            english += [f"cell {index}: {line.strip()[:200]!r}" for line in text.splitlines()
+                        if shingles(line) & courses]
+    return english
+
+
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.relative_to(BOOK).with_suffix("").as_posix())
+def test_a_chinese_page_shows_none_of_the_courses_english(site, path):
+    """The Chinese build's run of a page: no output shows a sentence of the course's English. What the page's own
+    code prints stays as it is written, in English, in both editions (the code is one source), and so do PyTorch's
+    messages."""
+    nb = ran(path, "zh")
+    blank = [o.get("text", "")[:200] for c in nb.cells for o in c.get("outputs", [])
+             if "missing from font" in o.get("text", "")]
+    assert not blank, f"{path.name}: a figure's font has no glyph for its Chinese labels: {blank}"
+    english = courses_english_in(nb)
+    assert not english, f"{path.name}: the course said English on the Chinese page:\n" + "\n".join(english[:30])
+
+
+def test_the_english_build_shows_the_course_speaking_where_the_chinese_is_scanned(site):
+    """The scan has something to find: the English build's runs of the pages where the course's package speaks
+    most (the locator, the measured tables, --fix) show its English sentences."""
+    for page in ("chapters/07_finding_the_culprit.md", "reference/card.md", "after/fixes.md"):
+        assert len(courses_english_in(ran(BOOK / page, "en"))) >= 3, page
+
+
+def test_the_scan_of_a_chinese_page_finds_the_courses_english():
+    from autograder.feedback.wording import say_in
+
+    courses = the_courses_english()
+    assert shingles(say_in("en", "notebook: predict noted", shown="a, b")) & courses
+    assert not shingles(say_in("zh", "notebook: predict noted", shown="a, b")) & courses
+    assert not shingles("RuntimeError: one of the variables needed for gradient computation has been modified by an "
+                        "inplace operation") & courses  # PyTorch's, which the catalogue quotes
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "exercises" / "zh").glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.stem)
@@ -441,6 +524,24 @@ def test_the_book_helpers_import_no_matplotlib_until_a_figure_is_drawn():
             "autograder.notebook.figures.draw_links([('a', ['x'])], []); assert 'matplotlib' in sys.modules")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"MPLBACKEND": "Agg"})
     assert done.returncode == 0, done.stderr
+
+
+def test_a_figure_drawn_in_chinese_has_every_glyph_of_its_labels():
+    """In Chinese the course's own labels are Chinese, and the figure is drawn in a font that has their glyphs
+    (matplotlib warns of each glyph its font lacks: here that is an error)."""
+    code = ("import warnings, torch; warnings.simplefilter('error'); "
+            "from autograder.notebook.figures import draw_storage, draw_graph, snapshot_saved; "
+            "x = torch.arange(6.0); fig = draw_storage(x, {'x[1:4]': x[1:4]}); "
+            "a = torch.ones(3, requires_grad=True); b = a.exp(); "
+            "ax = draw_graph(b.grad_fn, snapshot_saved(b.grad_fn)); "
+            "fig.canvas.draw(); ax.figure.canvas.draw(); "
+            "texts = [t.get_text() for f in (fig, ax.figure) for t in f.findobj(lambda o: hasattr(o, 'get_text'))]; "
+            "print('LABELS', texts)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "MPLBACKEND": "Agg", "COURSE_LANGUAGE": "zh"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    labels = done.stdout.split("LABELS", 1)[1]
+    assert re.search(r"存储", labels) and re.search(r"保存", labels), labels
 
 
 def test_check_answer_accepts_the_right_answer_and_refuses_a_wrong_one():

@@ -33,17 +33,19 @@ PYTORCH = [re.compile(r"one of the variables needed for gradient computation.*",
            re.compile(r"is a view and is being modified inplace[^）)]*")]
 
 
+def english_runs(line: str) -> list[str]:
+    """The runs of English words in one line of output, once code spans, quoted values, paths and PyTorch's own
+    messages are taken out."""
+    plain = line
+    for pattern in PYTORCH:
+        plain = pattern.sub(" ", plain)
+    plain = re.sub(r"`[^`]*`|'[^']*'|\"[^\"]*\"|\S*[/_.()\[\]=<>]\S*", " ", plain)
+    return [m.group() for m in ENGLISH_RUN.finditer(plain)]
+
+
 def english_lines(text: str) -> list[str]:
     """The lines of `text` that hold an English sentence of the course's."""
-    found = []
-    for line in text.splitlines():
-        plain = line
-        for pattern in PYTORCH:
-            plain = pattern.sub(" ", plain)
-        plain = re.sub(r"`[^`]*`|'[^']*'|\"[^\"]*\"|\S*[/_.()\[\]=<>]\S*", " ", plain)
-        if ENGLISH_RUN.search(plain):
-            found.append(line)
-    return found
+    return [line for line in text.splitlines() if english_runs(line)]
 
 
 def test_the_scan_finds_english_and_lets_pytorch_be():

@@ -14,13 +14,33 @@ from typing import Any
 
 import torch
 
+from ..feedback import language
 from ..feedback.wording import say
 
 
 def _plt() -> Any:
     import matplotlib.pyplot as plt
 
+    if language.chosen() == "zh":
+        _chinese_glyphs(plt.rcParams)
     return plt
+
+
+def _chinese_glyphs(rc: Any) -> None:
+    """Where the course speaks Chinese, a figure's labels are drawn in an installed font that has Chinese glyphs
+    (and Latin ones: scripts/system-packages installs WenQuanYi Micro Hei), as the class report's charts are:
+    matplotlib's own DejaVu has no Chinese glyph, and a generic family ("monospace") takes one font, not a list
+    to fall back along."""
+    from matplotlib import font_manager
+
+    from ..reports.plots import CJK_FONTS
+
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    for key, cjk in (("font.sans-serif", CJK_FONTS),
+                     ("font.monospace", [f"{name} Mono" for name in CJK_FONTS] + CJK_FONTS)):
+        found = [name for name in cjk if name in installed]
+        if found and rc[key][:1] != found[:1]:
+            rc[key] = [*found, *(name for name in rc[key] if name not in found)]
 
 
 @dataclass

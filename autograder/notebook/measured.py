@@ -140,6 +140,17 @@ class Table:
             cells.append(line)
         return cells
 
+    def outcomes(self) -> dict[str, dict[str, dict[str, Hashable]]]:
+        """What was measured, as values: row label -> column title -> case -> value. A page asserts on these, the
+        same in every language, never on the words `markdown()` shows (the course's, in the reader's language)."""
+        return {row.label: {column.title: dict(cell.values) for column, cell in zip(self.columns, line)}
+                for row, line in zip(self.rows, self.measure())}
+
+    def split_rows(self) -> list[str]:
+        """The rows where a column's cases measured differently (the table says "depends" there)."""
+        return [label for label, columns in self.outcomes().items()
+                if any(len(set(values.values())) > 1 for values in columns.values())]
+
     def markdown(self) -> str:
         cells = self.measure()
         head = f"| {self.first} | " + " | ".join(c.title for c in self.columns) + " |"
