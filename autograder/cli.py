@@ -35,11 +35,11 @@ def _console(stderr: bool = False) -> Console:
 def cmd_list(args: argparse.Namespace) -> int:
     from .exercises import EXERCISES
 
-    table = Table(title="Exercises")
-    for column in ("#", "id", "title", "points", "checks"):
+    table = Table(title=say("cli: list title"))
+    for column in say("cli: list columns").split("|"):
         table.add_column(column)
     for ex in EXERCISES.values():
-        checks = ", ".join(f"{c.name} ({c.points:g})" for c in ex.checks)
+        checks = ", ".join(f"{exercise_text(c.name)} ({c.points:g})" for c in ex.checks)
         table.add_row(str(ex.number), ex.id, exercise_text(ex.title), f"{ex.max_score:g}", checks)
     _console().print(table)
     return 0

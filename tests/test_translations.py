@@ -129,6 +129,23 @@ def test_an_exercises_own_text_is_said_in_chinese_inside_a_template(monkeypatch)
     assert language.sentence(text, "zh") in say("does not hold", failure=text, trial="t")
 
 
+def test_where_a_check_failed_and_the_list_of_exercises_are_said_in_chinese(monkeypatch, capsys):
+    """Two places that once joined English to Chinese: the trial a failed check names (", in " was written in the
+    code) and `autograder list` (its title, columns and check names)."""
+    from autograder import cli
+    from autograder.feedback.text import _where
+    from tests.test_zh_notebooks import english_lines
+
+    monkeypatch.setenv("COURSE_LANGUAGE", "zh")
+    where = _where("public/float32/cpu")
+    assert where.startswith("，在场景") and ", in" not in where, where
+    assert cli.main(["list"]) == 0
+    said = capsys.readouterr().out
+    assert "练习" in said and "检查项" in said and not english_lines(said), said
+    monkeypatch.setenv("COURSE_LANGUAGE", "en")
+    assert _where("public/float32/cpu") == ", in scenario 'public', float32 on cpu"
+
+
 def test_a_catalogue_edited_after_its_compilation_is_read_from_its_po(tmp_path, monkeypatch):
     folder = tmp_path / "zh_CN" / "LC_MESSAGES"
     folder.mkdir(parents=True)

@@ -59,4 +59,4 @@ def _where(trial_key: str) -> str:
     if not trial_key:
         return ""
     trial = Trial.from_key(trial_key)
-    return ", in " + say("trial", scenario=trial.scenario, dtype=trial.dtype, device=trial.device)
+    return say("trial where", trial=say("trial", scenario=trial.scenario, dtype=trial.dtype, device=trial.device))

@@ -21,6 +21,7 @@ from .extract import is_label, is_sentence
 CORE: dict[str, str] = {
     # a trial, as a message names it (evidence.label)
     "trial": "scenario '{scenario}', {dtype} on {device}",
+    "trial where": ", in {trial}",
     # an error, explained (feedback.describe)
     "not attempted": "Not attempted yet: the answer still raises NotImplementedError.",
     "raised": "Your code raised {type}{where}: {message}",

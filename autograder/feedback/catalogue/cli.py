@@ -9,6 +9,9 @@ TEMPLATES: dict[str, str] = {
     # grade
     "cli: jobs": "--jobs must be at least 1",
     "cli: why column": "failed checks, or why",
+    # list
+    "cli: list title": "Exercises",
+    "cli: list columns": "#|id|title|points|checks",  # five names, each after a |; keep four |s
     "cli: no such path": "no such file or folder: {paths}",
     "cli: no submissions": "no .ipynb or .py submissions found under {paths}",
     "cli: pool warning": "WARNING: {warning}",
