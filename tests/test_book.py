@@ -20,6 +20,7 @@ the suite leaves out: the build ran the same notebooks).
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import os
 import re
@@ -319,7 +320,8 @@ def shingles(text: str, n: int = 4) -> set[tuple[str, ...]]:
     return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
-def the_courses_english() -> set[tuple[str, ...]]:
+@functools.cache
+def the_courses_english() -> frozenset[tuple[str, ...]]:
     """The course's English sentences, as runs of four words: every template of the package's catalogue, its
     placeholders, code spans, quoted values and the PyTorch messages it quotes taken out (the scan of
     tests/test_zh_notebooks.py)."""
@@ -331,7 +333,7 @@ def the_courses_english() -> set[tuple[str, ...]]:
         for piece in re.split(r"\{[^{}]*\}|\n", template):
             for run in english_runs(piece):
                 found |= shingles(run)
-    return found
+    return frozenset(found)
 
 
 ENGLISH_YET = "parser().format_help()"

@@ -28,6 +28,9 @@ LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 LANGUAGES = {"en": None, "zh": "zh_CN"}
 """A language the course speaks -> its gettext locale (None: the source, English)."""
 NAMES = {"en": "English", "zh": "简体中文"}
+CJK_FONTS = ["WenQuanYi Micro Hei", "Noto Sans CJK SC", "Source Han Sans SC"]
+"""Fonts with Chinese glyphs (and Latin ones) that a chart or figure in Chinese is drawn in, the first installed:
+matplotlib's own DejaVu Sans has none. scripts/system-packages installs WenQuanYi Micro Hei."""
 ALIASES = {"zh_cn": "zh", "zh-cn": "zh", "zh-hans": "zh", "zh_hans": "zh", "cn": "zh", "chinese": "zh",
            "english": "en", "en_us": "en", "en-us": "en", "en_gb": "en", "en-gb": "en"}
 

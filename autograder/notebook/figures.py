@@ -33,11 +33,9 @@ def _chinese_glyphs(rc: Any) -> None:
     to fall back along."""
     from matplotlib import font_manager
 
-    from ..reports.plots import CJK_FONTS
-
     installed = {font.name for font in font_manager.fontManager.ttflist}
-    for key, cjk in (("font.sans-serif", CJK_FONTS),
-                     ("font.monospace", [f"{name} Mono" for name in CJK_FONTS] + CJK_FONTS)):
+    fonts = language.CJK_FONTS
+    for key, cjk in (("font.sans-serif", fonts), ("font.monospace", [f"{name} Mono" for name in fonts] + fonts)):
         found = [name for name in cjk if name in installed]
         if found and rc[key][:1] != found[:1]:
             rc[key] = [*found, *(name for name in rc[key] if name not in found)]

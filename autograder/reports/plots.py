@@ -25,10 +25,9 @@ from ..feedback.text import STATUS_NAMES
 from ..feedback.wording import say
 
 WIDTH = 10.0  # inches: about the page's width
-CJK_FONTS = ["WenQuanYi Micro Hei", "Noto Sans CJK SC", "Source Han Sans SC"]
-"""Where the charts speak Chinese, they are drawn in the first of these installed (scripts/system-packages installs
-WenQuanYi Micro Hei, which has Latin glyphs too): matplotlib's own DejaVu Sans has no Chinese glyph, and its
-glyph-by-glyph fallback does not reach text drawn as paths."""
+CJK_FONTS = language.CJK_FONTS
+"""Where the charts speak Chinese, they are drawn in the first of these installed (WenQuanYi Micro Hei has Latin glyphs
+too): DejaVu Sans has no Chinese glyph, and its glyph-by-glyph fallback does not reach text drawn as paths."""
 
 
 def fonts() -> list[str]:
