@@ -27,18 +27,14 @@ def _plt() -> Any:
 
 
 def _chinese_glyphs(rc: Any) -> None:
-    """Where the course speaks Chinese, a figure's labels are drawn in an installed font that has Chinese glyphs
-    (and Latin ones: scripts/system-packages installs WenQuanYi Micro Hei), as the class report's charts are:
-    matplotlib's own DejaVu has no Chinese glyph, and a generic family ("monospace") takes one font, not a list
-    to fall back along."""
-    from matplotlib import font_manager
-
-    installed = {font.name for font in font_manager.fontManager.ttflist}
+    """Where the course speaks Chinese, a figure's labels are drawn in the first installed of language.CJK_FONTS
+    (they have Latin glyphs too), as the class report's charts are: matplotlib's own DejaVu has no Chinese glyph,
+    and a generic family ("monospace") takes one font, the first of its list installed, not a list to fall back
+    along."""
     fonts = language.CJK_FONTS
     for key, cjk in (("font.sans-serif", fonts), ("font.monospace", [f"{name} Mono" for name in fonts] + fonts)):
-        found = [name for name in cjk if name in installed]
-        if found and rc[key][:1] != found[:1]:
-            rc[key] = [*found, *(name for name in rc[key] if name not in found)]
+        if rc[key][:len(cjk)] != cjk:
+            rc[key] = [*cjk, *(name for name in rc[key] if name not in cjk)]
 
 
 @dataclass

@@ -25,13 +25,12 @@ from ..feedback.text import STATUS_NAMES
 from ..feedback.wording import say
 
 WIDTH = 10.0  # inches: about the page's width
-CJK_FONTS = language.CJK_FONTS
-"""Where the charts speak Chinese, they are drawn in the first of these installed (WenQuanYi Micro Hei has Latin glyphs
-too): DejaVu Sans has no Chinese glyph, and its glyph-by-glyph fallback does not reach text drawn as paths."""
 
 
 def fonts() -> list[str]:
-    return [*CJK_FONTS, "DejaVu Sans"] if language.chosen() == "zh" else ["DejaVu Sans"]
+    """In Chinese, the first installed of language.CJK_FONTS (DejaVu Sans has no Chinese glyph, and its
+    glyph-by-glyph fallback does not reach text drawn as paths)."""
+    return [*language.CJK_FONTS, "DejaVu Sans"] if language.chosen() == "zh" else ["DejaVu Sans"]
 STYLE = {  # status -> (label, face colour, hatch)
     Status.PASSED: ("passed", "#228833", ""),
     Status.FAILED: ("failed", "#CCBB44", "//"),
